@@ -1,0 +1,5 @@
+"""Entry point for `mitmdump -s addon.py`."""
+
+from robotsgate.addon import RobotsGate
+
+addons = [RobotsGate()]

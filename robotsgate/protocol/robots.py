@@ -1,0 +1,332 @@
+"""RobotsTxt: a parsed robots.txt that decides, for an agent and a URL, and explains why.
+
+Parse once, decide many times. Groups are built at parse time; the rules that apply to one agent
+are compiled on first use and kept, so a decision is a dictionary look-up plus one match.
+
+Three readings, chosen with `semantics=`:
+- "rfc9309" (default): RFC 9309 as written.
+- "google": what Google's reference parser (robots.cc) answers, where it differs from the RFC.
+- "classic": the 1994 standard: first matching rule wins, plain prefixes, agent names matched as
+  substrings of the robot's name, blank lines end records, several paths on one Disallow line.
+"""
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from robotsgate.protocol import extensions
+from robotsgate.protocol.extensions import RequestRate, VisitTime
+from robotsgate.protocol.match import FirstMatch, LongestMatch
+from robotsgate.protocol.parse import GOOGLE_MAX_LINE, Key, Line, ParseWarning, tokenize
+from robotsgate.protocol.urls import google_escape, literal_pattern, normalize, path_of, rfc_pattern
+
+Semantics = Literal["rfc9309", "google", "classic"]
+SEMANTICS: tuple[Semantics, ...] = ("rfc9309", "google", "classic")
+
+# RFC 9309 §2.2.1: a product token is letters, '_' and '-'; "FooBot/1.0" names FooBot.
+_PRODUCT_TOKEN = re.compile(r"[A-Za-z_-]*")
+_ANY_PRODUCT_TOKEN = re.compile(r"[A-Za-z_-]+")
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    directive: Literal["allow", "disallow"]
+    pattern: str  # as written in the file
+    line: int  # 1-based
+
+    @property
+    def allow(self) -> bool:
+        return self.directive == "allow"
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    agents: tuple[str, ...]  # the User-agent values as written
+    line: int  # the first User-agent line
+    rules: tuple[Rule, ...]
+    crawl_delay: float | None = None
+    request_rate: RequestRate | None = None
+    visit_time: VisitTime | None = None
+    # The rules' patterns in matchable form, aligned with `rules`.
+    compiled: tuple[str, ...] = field(default=(), repr=False, compare=False)
+
+
+Reason = Literal["rule", "no-rule", "no-group", "robots.txt"]
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    allowed: bool
+    rule: Rule | None  # the deciding rule; None when no rule matched
+    group: Group | None  # the group that applied; None when no group names the agent or '*'
+    reason: Reason  # rule matched | group without a matching rule | no group | /robots.txt
+
+    def explain(self) -> str:
+        verdict = "allowed" if self.allowed else "disallowed"
+        if self.reason == "robots.txt":
+            return f"{verdict}: /robots.txt itself is always allowed"
+        if self.reason == "no-group":
+            return f"{verdict}: no group applies to this agent"
+        assert self.group is not None
+        where = f"group {', '.join(self.group.agents)!s} (line {self.group.line})"
+        if self.rule is None:
+            return f"{verdict}: no rule of {where} matches"
+        return f"{verdict} by {self.rule.directive.capitalize()}: {self.rule.pattern} " \
+               f"(line {self.rule.line}) in {where}"
+
+
+class _Policy:
+    """The compiled rules of the groups that apply to one agent."""
+
+    __slots__ = ("groups", "matcher", "rules", "sources")
+
+    def __init__(self, groups: tuple[Group, ...], semantics: Semantics) -> None:
+        self.groups = groups
+        self.rules = tuple(rule for group in groups for rule in group.rules)
+        self.sources = tuple(group for group in groups for _ in group.rules)
+        patterns = [p for group in groups for p in group.compiled]
+        if semantics == "classic":
+            self.matcher: LongestMatch | FirstMatch = FirstMatch(patterns)
+            return
+        entries = [(p, rule.allow) for p, rule in zip(patterns, self.rules, strict=True)]
+        if semantics == "google":
+            # Google reads "Allow: /x/index.html" as also allowing "/x/" exactly.
+            for index, (p, rule) in enumerate(zip(patterns, self.rules, strict=True)):
+                slash = p.rfind("/")
+                if rule.allow and slash >= 0 and p.startswith("/index.htm", slash):
+                    entries.append((p[: slash + 1] + "$", True))
+                    self.rules += (rule,)
+                    self.sources += (self.sources[index],)
+        self.matcher = LongestMatch(entries)
+
+
+class RobotsTxt:
+    """A parsed robots.txt. Build with RobotsTxt.parse(); values never change afterwards."""
+
+    __slots__ = ("_case_sensitive", "_global", "_named", "_policies", "groups", "host",
+                 "semantics", "sitemaps", "warnings")
+
+    def __init__(self, groups: tuple[Group, ...], sitemaps: tuple[str, ...], host: str | None,
+                 warnings: tuple[ParseWarning, ...], semantics: Semantics,
+                 case_sensitive: bool) -> None:
+        self.groups = groups
+        self.sitemaps = sitemaps
+        self.host = host
+        self.warnings = warnings
+        self.semantics: Semantics = semantics
+        self._case_sensitive = case_sensitive
+        named: dict[str, list[int]] = {}
+        global_: list[int] = []
+        for index, group in enumerate(groups):
+            for name in {_group_key(agent, semantics) for agent in group.agents}:
+                if name == "*":
+                    global_.append(index)
+                else:
+                    named.setdefault(name, []).append(index)
+        self._named = {name: tuple(indexes) for name, indexes in named.items()}
+        self._global = tuple(global_)
+        self._policies: dict[tuple[int, ...], _Policy] = {}
+
+    @classmethod
+    def parse(cls, content: bytes | str, *, semantics: str = "rfc9309",
+              case_sensitive: bool = True) -> "RobotsTxt":
+        """Parse a robots.txt body. Never raises on content; raises ValueError on bad options."""
+        if semantics not in SEMANTICS:
+            raise ValueError(f"semantics must be one of {', '.join(SEMANTICS)}, not {semantics!r}")
+        mode: Semantics = semantics  # checked just above
+        if isinstance(content, str):
+            content = content.encode("utf-8", "surrogatepass")
+        tokens = tokenize(content, max_line=GOOGLE_MAX_LINE if mode == "google" else None)
+        return _build(tokens.lines, list(tokens.warnings), mode, case_sensitive)
+
+    # -- decisions ---------------------------------------------------------------------------
+
+    def decide(self, agent: str, url: str) -> Decision:
+        """Is `url` (a full URL, or a path with its query) allowed for the product token `agent`?"""
+        raw_path = path_of(url)
+        if self.semantics != "google":
+            if raw_path == "/robots.txt" or raw_path.startswith("/robots.txt?"):
+                return Decision(True, None, None, "robots.txt")
+            path = normalize(raw_path)
+        else:
+            path = raw_path
+        if not self._case_sensitive:
+            path = path.lower()
+        policy = self._policy(agent)
+        if policy is None:
+            return Decision(True, None, None, "no-group")
+        winner = policy.matcher.winner(path)
+        if winner is None:
+            return Decision(True, None, policy.groups[0], "no-rule")
+        rule = policy.rules[winner]
+        return Decision(rule.allow, rule, policy.sources[winner], "rule")
+
+    def allowed(self, agent: str, url: str) -> bool:
+        return self.decide(agent, url).allowed
+
+    def groups_for(self, agent: str) -> tuple[Group, ...]:
+        """The groups that apply to `agent` (merged, in file order); () when none does."""
+        policy = self._policy(agent)
+        return () if policy is None else policy.groups
+
+    def crawl_delay(self, agent: str) -> float | None:
+        """The largest Crawl-delay of the agent's groups, in seconds."""
+        return max(_present(g.crawl_delay for g in self.groups_for(agent)), default=None)
+
+    def request_rate(self, agent: str) -> RequestRate | None:
+        """The agent's slowest Request-rate."""
+        rates = _present(g.request_rate for g in self.groups_for(agent))
+        return max(rates, key=lambda rate: rate.interval, default=None)
+
+    def visit_time(self, agent: str) -> VisitTime | None:
+        """The agent's first Visit-time window (UTC)."""
+        return next(iter(_present(g.visit_time for g in self.groups_for(agent))), None)
+
+    def agent_for(self, user_agent: str) -> str:
+        """The product token to decide with for a whole User-Agent header.
+
+        A named group applies when its name is one of the header's product tokens
+        (case-insensitive); when several do, the longest name wins ("Googlebot" over "Mozilla").
+        Returns "*" when no named group applies. In the classic reading the header itself is
+        the agent (names are matched as substrings of it).
+        """
+        if self.semantics == "classic":
+            return user_agent
+        tokens = {token.lower() for token in _ANY_PRODUCT_TOKEN.findall(user_agent)}
+        names = [name for name in self._named if name in tokens]
+        return max(names, key=lambda name: (len(name), name)) if names else "*"
+
+    def _policy(self, agent: str) -> _Policy | None:
+        indexes = self._indexes(agent)
+        if not indexes:
+            return None
+        policy = self._policies.get(indexes)
+        if policy is None:
+            policy = _Policy(tuple(self.groups[i] for i in indexes), self.semantics)
+            self._policies[indexes] = policy
+        return policy
+
+    def _indexes(self, agent: str) -> tuple[int, ...]:
+        if self.semantics == "classic":
+            # 1994: the first record whose name is part of the robot's name, else the '*' record.
+            lowered = agent.lower()
+            for name, indexes in self._named.items():
+                if name and name in lowered:
+                    return indexes[:1]
+            return self._global[:1]
+        # Google compares the caller's token as given; the RFC reads "FooBot/1.0" as FooBot.
+        key = agent.lower() if self.semantics == "google" else _product_token(agent.strip())
+        # A named group, when there is one, replaces '*' entirely (RFC 9309 §2.2.1).
+        return self._named.get(key) or self._global
+
+
+def _product_token(text: str) -> str:
+    found = _PRODUCT_TOKEN.match(text)
+    return found[0].lower() if found else ""
+
+
+def _group_key(agent: str, semantics: Semantics) -> str:
+    if semantics == "classic":
+        return agent.strip().lower()
+    # Google: '*' alone, or followed by whitespace, is the global group.
+    if agent.startswith("*") and (len(agent) == 1 or agent[1].isspace()):
+        return "*"
+    return _product_token(agent)
+
+
+class _Draft:
+    """A group while it is being read."""
+
+    def __init__(self, line: int) -> None:
+        self.line = line
+        self.agents: list[str] = []
+        self.rules: list[Rule] = []
+        self.compiled: list[str] = []
+        self.crawl_delay: float | None = None
+        self.request_rate: RequestRate | None = None
+        self.visit_time: VisitTime | None = None
+
+    def group(self) -> Group:
+        return Group(tuple(self.agents), self.line, tuple(self.rules), self.crawl_delay,
+                     self.request_rate, self.visit_time, tuple(self.compiled))
+
+
+_EXTENSIONS = {Key.CRAWL_DELAY: extensions.crawl_delay, Key.REQUEST_RATE: extensions.request_rate,
+               Key.VISIT_TIME: extensions.visit_time}
+
+
+def _build(lines: Iterable[Line], warnings: list[ParseWarning], semantics: Semantics,
+           case_sensitive: bool) -> RobotsTxt:
+    drafts: list[_Draft] = []
+    sitemaps: list[str] = []
+    host: str | None = None
+    current: _Draft | None = None
+    in_rules = False  # a rule was seen since the last User-agent line: the next one starts a group
+    for line in lines:
+        key = line.key
+        if key is Key.BLANK:
+            if semantics == "classic":  # 1994: records are separated by blank lines
+                current, in_rules = None, False
+            continue
+        value = line.value.decode("utf-8", "replace")
+        if key is Key.USER_AGENT:
+            if current is None or in_rules:
+                current, in_rules = _Draft(line.number), False
+                drafts.append(current)
+            current.agents.append(value)
+            if semantics != "classic" and value != "*" and _product_token(value) != value.lower():
+                warnings.append(ParseWarning(line.number, f"User-agent {value!r} is read as "
+                                                          f"{_group_key(value, semantics)!r}"))
+        elif key is Key.ALLOW or key is Key.DISALLOW:
+            if current is None:
+                warnings.append(ParseWarning(
+                    line.number, f"{line.name} outside any group (no User-agent above): ignored"))
+                continue
+            in_rules = True
+            directive: Literal["allow", "disallow"] = "allow" if key is Key.ALLOW else "disallow"
+            for raw in _patterns(line.value, semantics):
+                pattern = _compile_pattern(raw, semantics)
+                current.rules.append(Rule(directive, raw.decode("utf-8", "replace"), line.number))
+                current.compiled.append(pattern if case_sensitive else pattern.lower())
+        elif key in _EXTENSIONS:
+            if current is None:
+                warnings.append(ParseWarning(line.number, f"{line.name} outside any group: "
+                                                          "ignored"))
+                continue
+            parsed = _EXTENSIONS[key](value)
+            if isinstance(parsed, str):
+                warnings.append(ParseWarning(line.number, parsed))
+            elif key is Key.CRAWL_DELAY:
+                current.crawl_delay = parsed  # type: ignore[assignment]
+            elif key is Key.REQUEST_RATE:
+                current.request_rate = parsed  # type: ignore[assignment]
+            else:
+                current.visit_time = parsed  # type: ignore[assignment]
+        elif key is Key.SITEMAP:
+            sitemaps.append(value)
+        elif key is Key.HOST and host is None:
+            host = value
+    warnings.sort(key=lambda w: w.line)
+    return RobotsTxt(tuple(d.group() for d in drafts), tuple(sitemaps), host, tuple(warnings),
+                     semantics, case_sensitive)
+
+
+def _patterns(value: bytes, semantics: Semantics) -> list[bytes]:
+    # 1994 (seed 001): "Disallow: /tmp /spool" names two prefixes. An empty value stays one
+    # (empty) rule so that the record still says "nothing disallowed".
+    if semantics == "classic":
+        return value.split() or [b""]
+    return [value]
+
+
+def _compile_pattern(value: bytes, semantics: Semantics) -> str:
+    if semantics == "google":
+        return google_escape(value)
+    if semantics == "classic":
+        return literal_pattern(value)
+    return rfc_pattern(value)
+
+
+def _present[T](values: Iterable[T | None]) -> list[T]:
+    return [value for value in values if value is not None]

@@ -1,0 +1,116 @@
+"""Paths for matching: extraction from a URL and percent-encoding normalisation.
+
+Everything a matcher compares is an ASCII string: octets outside ASCII are percent-encoded as
+UTF-8, so that "longest match in octets" is simply the length of the string.
+"""
+
+import re
+
+_HEX = "0123456789ABCDEF"
+_UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+# Characters left as they are in a normalised path: unreserved, reserved (RFC 3986 §2.2) and '%'.
+# '*' and '$' are not here: they are special in patterns, so the literal characters are compared
+# in their encoded form (%2A, %24) on both sides (RFC 9309 §2.2.3).
+_KEEP = frozenset(_UNRESERVED | frozenset(b"%:/?#[]@!&'()+,;="))
+_NEEDS_WORK = re.compile(r"[^A-Za-z0-9\-._~:/?#\[\]@!&'()+,;=]")
+_ESCAPE = re.compile(rb"%([0-9A-Fa-f]{2})")
+_PATH_START = re.compile(r"[/?;]")
+
+
+def path_of(url: str) -> str:
+    """The path, params and query of `url` (a full URL or a path), without the fragment.
+
+    Follows Google's GetPathParamsQuery so that every mode reads URLs the same way: the result
+    always starts with '/'.
+    """
+    start = 2 if url.startswith("//") else 0
+    early = _find_any(url, start)
+    scheme_end = url.find("://", start)
+    if scheme_end < 0 or (early >= 0 and early < scheme_end):
+        scheme_end = start
+    else:
+        scheme_end += 3
+    path_start = _find_any(url, scheme_end)
+    if path_start < 0:
+        return "/"
+    hash_pos = url.find("#", start)
+    if 0 <= hash_pos < path_start:
+        return "/"
+    path = url[path_start : hash_pos if hash_pos >= 0 else len(url)]
+    return path if path.startswith("/") else "/" + path
+
+
+def _find_any(text: str, start: int) -> int:
+    match = _PATH_START.search(text, start)
+    return match.start() if match else -1
+
+
+def _utf8(text: str) -> bytes:
+    # surrogatepass: a URL handed to us as str may hold lone surrogates; never raise on them.
+    return text.encode("utf-8", "surrogatepass")
+
+
+def normalize(text: str) -> str:
+    """RFC 9309 normal form of a path (see normalize_bytes)."""
+    if not _NEEDS_WORK.search(text):
+        return text  # the common case: nothing to do
+    return normalize_bytes(_utf8(text))
+
+
+def normalize_bytes(raw: bytes) -> str:
+    """RFC 9309 normal form of a path or of a literal part of a pattern.
+
+    Escapes of unreserved characters are decoded (%41 -> A), other escapes get upper-case hex,
+    every other octet outside the reserved and unreserved sets is escaped (raw UTF-8 included),
+    and the literal characters '*' and '$' become %2A and %24.
+    """
+    out: list[str] = []
+    i, n = 0, len(raw)
+    while i < n:
+        byte = raw[i]
+        if byte == 0x25 and _ESCAPE.match(raw, i):  # '%' followed by two hex digits
+            value = int(raw[i + 1 : i + 3], 16)
+            out.append(chr(value) if value in _UNRESERVED else f"%{value:02X}")
+            i += 3
+            continue
+        if byte == 0x25:
+            out.append("%25")  # a lone '%' is a literal percent sign
+        elif byte in _KEEP:
+            out.append(chr(byte))
+        else:
+            out.append("%" + _HEX[byte >> 4] + _HEX[byte & 15])
+        i += 1
+    return "".join(out)
+
+
+def rfc_pattern(value: bytes) -> str:
+    """A rule's value in RFC 9309 normal form: '*' stays the wildcard, a final '$' the anchor."""
+    anchored = value.endswith(b"$")
+    if anchored:
+        value = value[:-1]
+    return "*".join(normalize_bytes(part) for part in value.split(b"*")) + ("$" if anchored else "")
+
+
+def literal_pattern(value: bytes) -> str:
+    """A 1994 rule: a plain prefix, '*' and '$' included as characters."""
+    return normalize_bytes(value)
+
+
+def google_escape(text: bytes) -> str:
+    """Google's MaybeEscapePattern: upper-case the hex of escapes, escape octets >= 0x80.
+
+    Nothing is decoded: Google compares %41 and A as different.
+    """
+    if text.isascii() and b"%" not in text:
+        return text.decode("ascii")
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        byte = text[i]
+        if byte == 0x25 and _ESCAPE.match(text, i):
+            out.append("%" + text[i + 1 : i + 3].decode().upper())
+            i += 3
+            continue
+        out.append("%" + _HEX[byte >> 4] + _HEX[byte & 15] if byte >= 0x80 else chr(byte))
+        i += 1
+    return "".join(out)
