@@ -1,10 +1,266 @@
-"""mitmproxy glue for robotsgate."""
+"""mitmproxy glue: options, hooks, and the answers the proxy gives itself.
 
+The only module that imports mitmproxy. It validates the robots_* options in configure(), turns
+each request into a call on the Gate, and turns the Verdict into a response (or lets the request
+through). Any exception on the way fails closed: 503, never forwarded.
+"""
+
+import asyncio
 import logging
+import re
+import ssl
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import certifi
+from mitmproxy import ctx, exceptions, http
+
+from robotsgate.audit import AuditLog, AuditRecord, Event, timestamp
+from robotsgate.fetch import Fetcher
+from robotsgate.gate import Gate, GateConfig, Origin, Request, Verdict
+from robotsgate.protocol import SEMANTICS
+from robotsgate.store import MemoryStore
 
 logger = logging.getLogger(__name__)
 
+_TOKEN = re.compile(r"[A-Za-z_-]+")
+MODES = ("enforce", "monitor")
+PATH_CASES = ("sensitive", "insensitive")
+# Options whose change rebuilds the gate (and so forgets cached robots.txt files).
+_GATE_OPTIONS = frozenset({
+    "robots_agent", "robots_semantics", "robots_path_case", "robots_cache_ttl",
+    "robots_cache_size", "robots_error_ttl", "robots_fetch_timeout", "ssl_insecure",
+    "ssl_verify_upstream_trusted_ca", "ssl_verify_upstream_trusted_confdir", "mode"})
+
 
 class RobotsGate:
-    def running(self) -> None:
-        logger.info("robotsgate loaded")
+    """The robotsgate addon: `addons = [RobotsGate()]`."""
+
+    def __init__(self, clock: Any = time.time) -> None:
+        self._clock = clock
+        self.gate: Gate | None = None
+        self._fetcher: Fetcher | None = None
+        self._audit: AuditLog | None = None
+
+    def load(self, loader: Any) -> None:
+        loader.add_option("robots_agent", str, "",
+                          "Product token to obey robots.txt as, for all traffic (e.g. MyBot). "
+                          "Unset: each request's User-Agent header picks the group.")
+        loader.add_option("robots_mode", str, "enforce",
+                          "enforce: answer disallowed requests with 403. monitor: decide and "
+                          "audit, but forward everything.", choices=MODES)
+        loader.add_option("robots_semantics", str, "rfc9309",
+                          "How robots.txt is read: rfc9309, google (Google's reference parser) "
+                          "or classic (the 1994 standard).", choices=SEMANTICS)
+        loader.add_option("robots_path_case", str, "sensitive",
+                          "Match paths case-sensitively (RFC 9309) or insensitively.",
+                          choices=PATH_CASES)
+        loader.add_option("robots_audit_log", str, "robots-audit.jsonl",
+                          "Audit log (JSON lines) of every block; '-' for standard output.")
+        loader.add_option("robots_cache_ttl", int, 86_400,
+                          "Seconds a robots.txt is cached at most (Cache-Control max-age may "
+                          "shorten it); at most 86400 (RFC 9309).")
+        loader.add_option("robots_cache_size", int, 100_000, "Origins whose robots.txt is cached.")
+        loader.add_option("robots_fetch_timeout", int, 10,
+                          "Seconds to wait for a robots.txt answer before treating the origin "
+                          "as unreachable (503).")
+        loader.add_option("robots_error_ttl", int, 60,
+                          "Seconds an unreachable robots.txt is remembered before it is asked "
+                          "for again; also the Retry-After of the 503 answers meanwhile.")
+        _apply_deferred(loader.master.options)
+
+    def configure(self, updated: set[str]) -> None:
+        opts = ctx.options
+        _choice("robots_mode", opts.robots_mode, MODES)
+        _choice("robots_semantics", opts.robots_semantics, SEMANTICS)
+        _choice("robots_path_case", opts.robots_path_case, PATH_CASES)
+        if "robots_agent" in updated and opts.robots_agent and \
+                not _TOKEN.fullmatch(opts.robots_agent):
+            raise exceptions.OptionsError(
+                f"robots_agent must be a product token (letters, '-' and '_'), such as MyBot; "
+                f"got {opts.robots_agent!r}")
+        _positive("robots_cache_ttl", opts.robots_cache_ttl, maximum=86_400)
+        _positive("robots_cache_size", opts.robots_cache_size)
+        _positive("robots_fetch_timeout", opts.robots_fetch_timeout, maximum=600)
+        _positive("robots_error_ttl", opts.robots_error_ttl, maximum=86_400)
+        if "robots_audit_log" in updated or self._audit is None:
+            self._open_audit(opts.robots_audit_log)
+        if self.gate is None or updated & _GATE_OPTIONS:
+            self._build_gate()
+
+    def _open_audit(self, path: str) -> None:
+        try:
+            audit = AuditLog(path)
+        except OSError as exc:
+            raise exceptions.OptionsError(f"robots_audit_log: cannot open {path!r}: "
+                                          f"{exc.strerror}") from exc
+        if self._audit is not None:
+            self._audit.close()
+        self._audit = audit
+
+    def _build_gate(self) -> None:
+        opts = ctx.options
+        config = GateConfig(
+            agent=opts.robots_agent or None, semantics=opts.robots_semantics,
+            case_sensitive=opts.robots_path_case == "sensitive",
+            cache_ttl=opts.robots_cache_ttl, error_ttl=opts.robots_error_ttl,
+            parsed_cache_size=opts.robots_cache_size)
+        old = self._fetcher
+        self._fetcher = Fetcher(timeout=opts.robots_fetch_timeout, verify=_upstream_tls(),
+                                proxy=_upstream_proxy(opts.mode))
+        self.gate = Gate(config, self._fetcher, MemoryStore(opts.robots_cache_size), self._clock)
+        if old is not None:
+            _close_later(old)
+
+    async def done(self) -> None:
+        if self._fetcher is not None:
+            await self._fetcher.aclose()
+        if self._audit is not None:
+            self._audit.close()
+
+    async def request(self, flow: http.HTTPFlow) -> None:
+        if flow.response is not None or flow.error is not None or not flow.live:
+            return
+        try:
+            await self._decide(flow)
+        except Exception:
+            # Fail closed: whatever went wrong, the request is not forwarded.
+            logger.exception("robotsgate: internal error deciding %s", flow.request.pretty_url)
+            self._answer(flow, 503, "internal-error",
+                         "robotsgate could not decide this request; it was not forwarded.\n",
+                         {"Retry-After": "60"})
+            self._record(flow, "block", "internal-error", 503, None)
+
+    async def _decide(self, flow: http.HTTPFlow) -> None:
+        assert self.gate is not None
+        req = flow.request
+        verdict = await self.gate.check(Request(
+            Origin.of(req.scheme, req.host, req.port), req.path, req.headers.get("user-agent")))
+        if verdict.action == "forward":
+            return
+        monitor = ctx.options.robots_mode == "monitor"
+        status = verdict.status or 503
+        self._record(flow, "would-block" if monitor else "block", verdict.reason, status, verdict)
+        if monitor:
+            return
+        if verdict.action == "block":
+            self._answer_block(flow, verdict)
+        else:
+            self._answer(flow, 503, verdict.reason,
+                         f"robots.txt of this site ({verdict.robots_url}) could not be fetched; "
+                         f"nothing is forwarded to it until it can.\n",
+                         {"Retry-After": str(verdict.retry_after or 60)}, verdict)
+
+    def _answer_block(self, flow: http.HTTPFlow, verdict: Verdict) -> None:
+        decision = verdict.decision
+        assert decision is not None and decision.rule is not None
+        rule = decision.rule
+        self._answer(flow, 403, "disallowed",
+                     f"Forbidden by robots.txt: {decision.explain()}\n"
+                     f"robots.txt: {verdict.robots_url}\nagent: {verdict.agent}\n",
+                     {"X-Robotsgate-Rule": f"{rule.directive.capitalize()}: {rule.pattern}",
+                      "X-Robotsgate-Line": str(rule.line)}, verdict)
+
+    def _answer(self, flow: http.HTTPFlow, status: int, reason: str, body: str,
+                extra: dict[str, str], verdict: Verdict | None = None) -> None:
+        headers = {"Content-Type": "text/plain; charset=utf-8", "X-Robotsgate-Reason": reason,
+                   **extra}
+        if verdict is not None:
+            headers["X-Robotsgate-Robots-Url"] = verdict.robots_url
+            headers["X-Robotsgate-Agent"] = verdict.agent
+        if "close" in flow.request.headers.get("connection", "").lower():
+            headers["Connection"] = "close"
+        flow.response = http.Response.make(status, body.encode("utf-8"), headers)
+
+    def _record(self, flow: http.HTTPFlow, event: Event, reason: str, status: int,
+                verdict: Verdict | None) -> None:
+        assert self._audit is not None
+        req = flow.request
+        entry = verdict.entry if verdict else None
+        decision = verdict.decision if verdict else None
+        rule = decision.rule if decision else None
+        group = decision.group if decision else None
+        peer = flow.client_conn.peername
+        self._audit.write(AuditRecord(
+            ts=timestamp(self._clock()), event=event, reason=reason, status=status,
+            agent=verdict.agent if verdict else (ctx.options.robots_agent or "*"),
+            user_agent=req.headers.get("user-agent"),
+            client=f"{peer[0]}:{peer[1]}" if peer else None, method=req.method,
+            url=req.pretty_url, robots_url=verdict.robots_url if verdict else None,
+            robots_status=entry.status if entry else None,
+            robots_fetched_at=timestamp(entry.fetched_at) if entry else None,
+            robots_sha256=entry.sha256 if entry else None,
+            group=", ".join(group.agents) if group else None,
+            rule=f"{rule.directive.capitalize()}: {rule.pattern}" if rule else None,
+            line=rule.line if rule else None, delay_ms=0, mode=ctx.options.robots_mode))
+
+
+def _apply_deferred(options: Any) -> None:
+    """Apply `--set robots_...` values now, one by one, each error naming its option.
+
+    mitmproxy defers `--set` for options that a script registers, then applies them all at once
+    when the script loads; one value that does not parse makes the whole script fail to load,
+    and mitmdump would run on as a plain proxy that forwards everything. Applying ours here,
+    separately, turns a bad value into an error logged at start-up, on which mitmdump exits.
+    """
+    deferred: dict[str, Any] = options.deferred
+    known = {name for name in options.keys() if name.startswith("robots_")}
+    for name in sorted(k for k in deferred if k.startswith("robots_")):
+        value = deferred.pop(name)
+        if name not in known:
+            logger.error("unknown option %s; robotsgate's options are %s", name,
+                         ", ".join(sorted(known)))
+            continue
+        try:
+            if hasattr(value, "val"):  # strings from the command line, not yet converted
+                options.set(*(f"{name}={v}" for v in value.val))
+            else:
+                options.update(**{name: value})
+        except exceptions.OptionsError as exc:
+            logger.error("%s: %s", name, exc)
+
+
+def _choice(name: str, value: str, choices: Sequence[str]) -> None:
+    if value not in choices:
+        raise exceptions.OptionsError(f"{name} must be one of {', '.join(choices)}; "
+                                      f"got {value!r}")
+
+
+def _positive(name: str, value: int, *, maximum: int | None = None) -> None:
+    if value <= 0:
+        raise exceptions.OptionsError(f"{name} must be a positive number, got {value}")
+    if maximum is not None and value > maximum:
+        raise exceptions.OptionsError(f"{name} must be at most {maximum}, got {value}")
+
+
+def _upstream_tls() -> ssl.SSLContext | bool:
+    """The robots.txt fetch trusts what mitmproxy trusts for upstream connections."""
+    opts = ctx.options
+    if opts.ssl_insecure:
+        return False
+    context = ssl.create_default_context(
+        cafile=opts.ssl_verify_upstream_trusted_ca or
+        (None if opts.ssl_verify_upstream_trusted_confdir else certifi.where()),
+        capath=opts.ssl_verify_upstream_trusted_confdir or None)
+    return context
+
+
+def _upstream_proxy(modes: Sequence[str]) -> str | None:
+    """In upstream mode the robots.txt fetch goes through the same upstream proxy."""
+    for mode in modes:
+        if mode.startswith("upstream:"):
+            return mode.removeprefix("upstream:")
+    return None
+
+
+_closing: set["asyncio.Task[None]"] = set()
+
+
+def _close_later(fetcher: Fetcher) -> None:
+    try:
+        task = asyncio.get_running_loop().create_task(fetcher.aclose())
+    except RuntimeError:
+        return  # no loop yet: nothing was ever fetched with it
+    _closing.add(task)  # keep a reference until it is done
+    task.add_done_callback(_closing.discard)

@@ -1,0 +1,59 @@
+"""State behind one small interface, so that a shared backend can replace the in-memory one.
+
+The store keeps entries past their freshness: a stale copy is still the "last good copy" that
+RFC 9309 §2.3.1.4 lets us use while the origin's robots.txt is unreachable. Freshness is the
+gate's business; the store only bounds how many origins it remembers.
+"""
+
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from cachetools import LRUCache
+
+from robotsgate.protocol import RobotsTxt
+
+# ok: parsed rules; missing: no robots.txt (4xx) -- no restrictions; unreachable: complete
+# disallow (5xx, 429, network trouble) with no good copy to fall back on.
+EntryKind = Literal["ok", "missing", "unreachable"]
+
+
+@dataclass(frozen=True, slots=True)
+class RobotsEntry:
+    """What is known about one origin's robots.txt."""
+
+    kind: EntryKind
+    robots_url: str
+    robots: RobotsTxt | None  # None only when kind == "unreachable"
+    status: int | None  # the HTTP status of the fetch that produced the rules
+    sha256: str | None  # of the body the rules were parsed from
+    fetched_at: float  # wall-clock seconds when those rules were fetched
+    expires_at: float  # wall-clock seconds; after this the entry is refreshed before use
+    error: str | None = None  # the last fetch's trouble, when the rules are a stale copy
+    body: bytes = b""
+
+    @property
+    def usable(self) -> bool:
+        """Whether it holds rules (possibly a stale copy), as opposed to "disallow all"."""
+        return self.robots is not None
+
+
+class Store(Protocol):
+    async def get(self, origin: str) -> RobotsEntry | None: ...
+
+    async def put(self, origin: str, entry: RobotsEntry) -> None: ...
+
+
+class MemoryStore:
+    """The default store: a bounded LRU map of origins, in this process."""
+
+    def __init__(self, max_origins: int) -> None:
+        self._entries: LRUCache[str, RobotsEntry] = LRUCache(maxsize=max_origins)
+
+    async def get(self, origin: str) -> RobotsEntry | None:
+        return self._entries.get(origin)
+
+    async def put(self, origin: str, entry: RobotsEntry) -> None:
+        self._entries[origin] = entry
+
+    def __len__(self) -> int:
+        return len(self._entries)
