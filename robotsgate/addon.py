@@ -205,7 +205,8 @@ def _apply_deferred(options: Any) -> None:
     separately, turns a bad value into an error logged at start-up, on which mitmdump exits.
     """
     deferred: dict[str, Any] = options.deferred
-    known = {name for name in options.keys() if name.startswith("robots_")}
+    # OptManager has keys() but is not iterable.
+    known = {name for name in options.keys() if name.startswith("robots_")}  # noqa: SIM118
     for name in sorted(k for k in deferred if k.startswith("robots_")):
         value = deferred.pop(name)
         if name not in known:
