@@ -10,10 +10,11 @@ import logging
 import re
 import ssl
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import certifi
+import httpx
 from mitmproxy import ctx, exceptions, http
 
 from robotsgate.audit import AuditLog, AuditRecord, Event, timestamp
@@ -37,8 +38,11 @@ _GATE_OPTIONS = frozenset({
 class RobotsGate:
     """The robotsgate addon: `addons = [RobotsGate()]`."""
 
-    def __init__(self, clock: Any = time.time) -> None:
+    def __init__(self, *, clock: Callable[[], float] = time.time,
+                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+        # Both injectable so the addon can be driven without a network or real time.
         self._clock = clock
+        self._transport = transport
         self.gate: Gate | None = None
         self._fetcher: Fetcher | None = None
         self._audit: AuditLog | None = None
@@ -108,7 +112,7 @@ class RobotsGate:
             parsed_cache_size=opts.robots_cache_size)
         old = self._fetcher
         self._fetcher = Fetcher(timeout=opts.robots_fetch_timeout, verify=_upstream_tls(),
-                                proxy=_upstream_proxy(opts.mode))
+                                proxy=_upstream_proxy(opts.mode), transport=self._transport)
         self.gate = Gate(config, self._fetcher, MemoryStore(opts.robots_cache_size), self._clock)
         if old is not None:
             _close_later(old)
