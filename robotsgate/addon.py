@@ -10,7 +10,7 @@ import logging
 import re
 import ssl
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import certifi
@@ -20,6 +20,7 @@ from mitmproxy import ctx, exceptions, http
 from robotsgate.audit import AuditLog, AuditRecord, Event, timestamp
 from robotsgate.fetch import Fetcher
 from robotsgate.gate import Gate, GateConfig, Origin, Request, Verdict
+from robotsgate.pacing import Pacer, parse_retry_after
 from robotsgate.protocol import SEMANTICS
 from robotsgate.store import MemoryStore
 
@@ -28,10 +29,14 @@ logger = logging.getLogger(__name__)
 _TOKEN = re.compile(r"[A-Za-z_-]+")
 MODES = ("enforce", "monitor")
 PATH_CASES = ("sensitive", "insensitive")
+LONG_DELAY = ("clamp", "refuse")
+_DELAY_MS = "robotsgate.delay_ms"  # flow.metadata: the wait applied before forwarding
+_ANSWERED = "robotsgate.answered"  # flow.metadata: the response is the proxy's own
 # Options whose change rebuilds the gate (and so forgets cached robots.txt files).
 _GATE_OPTIONS = frozenset({
     "robots_agent", "robots_semantics", "robots_path_case", "robots_cache_ttl",
-    "robots_cache_size", "robots_error_ttl", "robots_fetch_timeout", "ssl_insecure",
+    "robots_cache_size", "robots_error_ttl", "robots_fetch_timeout", "robots_min_delay_ms",
+    "robots_max_wait", "robots_max_crawl_delay", "robots_on_long_delay", "ssl_insecure",
     "ssl_verify_upstream_trusted_ca", "ssl_verify_upstream_trusted_confdir", "mode"})
 
 
@@ -39,9 +44,11 @@ class RobotsGate:
     """The robotsgate addon: `addons = [RobotsGate()]`."""
 
     def __init__(self, *, clock: Callable[[], float] = time.time,
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
                  transport: httpx.AsyncBaseTransport | None = None) -> None:
-        # Both injectable so the addon can be driven without a network or real time.
+        # Injectable so that the addon can be driven without a network or real time.
         self._clock = clock
+        self._sleep = sleep
         self._transport = transport
         self.gate: Gate | None = None
         self._fetcher: Fetcher | None = None
@@ -72,6 +79,19 @@ class RobotsGate:
         loader.add_option("robots_error_ttl", int, 60,
                           "Seconds an unreachable robots.txt is remembered before it is asked "
                           "for again; also the Retry-After of the 503 answers meanwhile.")
+        loader.add_option("robots_min_delay_ms", int, 0,
+                          "Least milliseconds between the starts of two requests to one host, "
+                          "whatever its robots.txt says.")
+        loader.add_option("robots_max_wait", int, 60,
+                          "Seconds a request may be held for politeness; one that would wait "
+                          "longer is answered 429 with Retry-After.")
+        loader.add_option("robots_max_crawl_delay", int, 60,
+                          "Longest Crawl-delay (seconds) honoured as asked; a longer one is "
+                          "clamped or refused, per robots_on_long_delay.")
+        loader.add_option("robots_on_long_delay", str, "clamp",
+                          "clamp: use robots_max_crawl_delay instead of a longer Crawl-delay. "
+                          "refuse: answer 429 to every request to such a host.",
+                          choices=LONG_DELAY)
         _apply_deferred(loader.master.options)
 
     def configure(self, updated: set[str]) -> None:
@@ -79,15 +99,19 @@ class RobotsGate:
         _choice("robots_mode", opts.robots_mode, MODES)
         _choice("robots_semantics", opts.robots_semantics, SEMANTICS)
         _choice("robots_path_case", opts.robots_path_case, PATH_CASES)
+        _choice("robots_on_long_delay", opts.robots_on_long_delay, LONG_DELAY)
         if "robots_agent" in updated and opts.robots_agent and \
                 not _TOKEN.fullmatch(opts.robots_agent):
             raise exceptions.OptionsError(
                 f"robots_agent must be a product token (letters, '-' and '_'), such as MyBot; "
                 f"got {opts.robots_agent!r}")
-        _positive("robots_cache_ttl", opts.robots_cache_ttl, maximum=86_400)
-        _positive("robots_cache_size", opts.robots_cache_size)
-        _positive("robots_fetch_timeout", opts.robots_fetch_timeout, maximum=600)
-        _positive("robots_error_ttl", opts.robots_error_ttl, maximum=86_400)
+        _in_range("robots_cache_ttl", opts.robots_cache_ttl, 1, 86_400)
+        _in_range("robots_cache_size", opts.robots_cache_size, 1, 100_000_000)
+        _in_range("robots_fetch_timeout", opts.robots_fetch_timeout, 1, 600)
+        _in_range("robots_error_ttl", opts.robots_error_ttl, 1, 86_400)
+        _in_range("robots_min_delay_ms", opts.robots_min_delay_ms, 0, 3_600_000)
+        _in_range("robots_max_wait", opts.robots_max_wait, 0, 3600)
+        _in_range("robots_max_crawl_delay", opts.robots_max_crawl_delay, 1, 86_400)
         if "robots_audit_log" in updated or self._audit is None:
             self._open_audit(opts.robots_audit_log)
         if self.gate is None or updated & _GATE_OPTIONS:
@@ -109,11 +133,14 @@ class RobotsGate:
             agent=opts.robots_agent or None, semantics=opts.robots_semantics,
             case_sensitive=opts.robots_path_case == "sensitive",
             cache_ttl=opts.robots_cache_ttl, error_ttl=opts.robots_error_ttl,
-            parsed_cache_size=opts.robots_cache_size)
+            parsed_cache_size=opts.robots_cache_size, min_delay=opts.robots_min_delay_ms / 1000,
+            max_crawl_delay=opts.robots_max_crawl_delay, on_long_delay=opts.robots_on_long_delay)
         old = self._fetcher
         self._fetcher = Fetcher(timeout=opts.robots_fetch_timeout, verify=_upstream_tls(),
                                 proxy=_upstream_proxy(opts.mode), transport=self._transport)
-        self.gate = Gate(config, self._fetcher, MemoryStore(opts.robots_cache_size), self._clock)
+        pacer = Pacer(self._clock, max_wait=opts.robots_max_wait, max_hosts=opts.robots_cache_size)
+        self.gate = Gate(config, self._fetcher, MemoryStore(opts.robots_cache_size), self._clock,
+                         pacer)
         if old is not None:
             _close_later(old)
 
@@ -142,19 +169,42 @@ class RobotsGate:
         verdict = await self.gate.check(Request(
             Origin.of(req.scheme, req.host, req.port), req.path, req.headers.get("user-agent")))
         if verdict.action == "forward":
+            await self._forward(flow, verdict)
             return
-        monitor = ctx.options.robots_mode == "monitor"
         status = verdict.status or 503
-        self._record(flow, "would-block" if monitor else "block", verdict.reason, status, verdict)
-        if monitor:
+        if ctx.options.robots_mode == "monitor":
+            self._record(flow, "would-block", verdict.reason, status, verdict)
             return
+        self._record(flow, "block", verdict.reason, status, verdict)
         if verdict.action == "block":
             self._answer_block(flow, verdict)
+            return
+        retry = {"Retry-After": str(verdict.retry_after or 60)}
+        self._answer(flow, status, verdict.reason, _MESSAGES[verdict.reason].format(
+            v=verdict, asked=f"{verdict.asked_delay or 0:g}"), retry, verdict)
+
+    async def _forward(self, flow: http.HTTPFlow, verdict: Verdict) -> None:
+        if verdict.wait > 0 or verdict.asked_delay is not None:
+            self._record(flow, "delay", verdict.reason, None, verdict)
+        if verdict.wait > 0:
+            await self._sleep(verdict.wait)
+        flow.metadata[_DELAY_MS] = round(verdict.wait * 1000)
+
+    def response(self, flow: http.HTTPFlow) -> None:
+        """Pushback: a 429 or 503 from the origin pauses its host for every bot."""
+        if flow.response is None or flow.metadata.get(_ANSWERED) or self.gate is None:
+            return
+        delay = flow.metadata.get(_DELAY_MS)
+        if delay is not None:
+            flow.response.headers["X-Robotsgate-Delay-Ms"] = str(delay)
+        host = Origin.of(flow.request.scheme, flow.request.host, flow.request.port).host
+        if flow.response.status_code in (429, 503):
+            pause = self.gate.pacer.pushback(host, parse_retry_after(
+                flow.response.headers.get("retry-after"), self._clock()))
+            logger.info("robotsgate: %s answered %d: pausing it for %.1f s", host,
+                        flow.response.status_code, pause)
         else:
-            self._answer(flow, 503, verdict.reason,
-                         f"robots.txt of this site ({verdict.robots_url}) could not be fetched; "
-                         f"nothing is forwarded to it until it can.\n",
-                         {"Retry-After": str(verdict.retry_after or 60)}, verdict)
+            self.gate.pacer.recovered(host)
 
     def _answer_block(self, flow: http.HTTPFlow, verdict: Verdict) -> None:
         decision = verdict.decision
@@ -176,8 +226,9 @@ class RobotsGate:
         if "close" in flow.request.headers.get("connection", "").lower():
             headers["Connection"] = "close"
         flow.response = http.Response.make(status, body.encode("utf-8"), headers)
+        flow.metadata[_ANSWERED] = True
 
-    def _record(self, flow: http.HTTPFlow, event: Event, reason: str, status: int,
+    def _record(self, flow: http.HTTPFlow, event: Event, reason: str, status: int | None,
                 verdict: Verdict | None) -> None:
         assert self._audit is not None
         req = flow.request
@@ -197,7 +248,26 @@ class RobotsGate:
             robots_sha256=entry.sha256 if entry else None,
             group=", ".join(group.agents) if group else None,
             rule=f"{rule.directive.capitalize()}: {rule.pattern}" if rule else None,
-            line=rule.line if rule else None, delay_ms=0, mode=ctx.options.robots_mode))
+            line=rule.line if rule else None,
+            delay_ms=round(verdict.wait * 1000) if verdict else 0, mode=ctx.options.robots_mode,
+            asked_delay_ms=_ms(verdict.asked_delay) if verdict else None))
+
+
+_MESSAGES = {
+    "robots-unavailable": "robots.txt of this site ({v.robots_url}) could not be fetched; "
+                          "nothing is forwarded to it until it can.\n",
+    "wait-too-long": "This site's politeness schedule is full for longer than the proxy holds a "
+                     "request; retry after {v.retry_after} s.\n",
+    "pushback": "This site asked for a pause (429/503); retry after {v.retry_after} s.\n",
+    "crawl-delay-too-long": "This site's Crawl-delay ({asked} s) is longer than this proxy "
+                            "honours; requests to it are refused.\n",
+    "visit-time": "This site's robots.txt allows visits only in its Visit-time window; it opens "
+                  "in {v.retry_after} s.\n",
+}
+
+
+def _ms(seconds: float | None) -> int | None:
+    return None if seconds is None else round(seconds * 1000)
 
 
 def _apply_deferred(options: Any) -> None:
@@ -232,11 +302,10 @@ def _choice(name: str, value: str, choices: Sequence[str]) -> None:
                                       f"got {value!r}")
 
 
-def _positive(name: str, value: int, *, maximum: int | None = None) -> None:
-    if value <= 0:
-        raise exceptions.OptionsError(f"{name} must be a positive number, got {value}")
-    if maximum is not None and value > maximum:
-        raise exceptions.OptionsError(f"{name} must be at most {maximum}, got {value}")
+def _in_range(name: str, value: int, minimum: int, maximum: int) -> None:
+    if not minimum <= value <= maximum:
+        raise exceptions.OptionsError(f"{name} must be a whole number from {minimum} to "
+                                      f"{maximum}; got {value}")
 
 
 def _upstream_tls() -> ssl.SSLContext | bool:

@@ -10,15 +10,17 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import Literal
 
-Event = Literal["block", "would-block"]
+# block: the proxy answered itself (403, 429, 503); would-block: it would have, in monitor mode;
+# delay: forwarded after a politeness wait, or with a Crawl-delay cut down to the maximum.
+Event = Literal["block", "would-block", "delay"]
 
 
 @dataclass(frozen=True, slots=True)
 class AuditRecord:
     ts: str
     event: Event
-    reason: str  # disallowed | robots-unavailable | internal-error
-    status: int  # the status the proxy answered (or would have answered, in monitor mode)
+    reason: str  # disallowed | robots-unavailable | internal-error | wait-too-long | ...
+    status: int | None  # what the proxy answered (or would have); None when it forwarded
     agent: str  # the product token the decision was made for
     user_agent: str | None
     client: str | None
@@ -33,6 +35,7 @@ class AuditRecord:
     line: int | None
     delay_ms: int
     mode: str  # enforce | monitor
+    asked_delay_ms: int | None = None  # the site's Crawl-delay when it was clamped or refused
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), ensure_ascii=False, separators=(",", ":"))

@@ -8,12 +8,13 @@ import asyncio
 import hashlib
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal, Protocol
 
 from cachetools import LRUCache
 
 from robotsgate.fetch import FetchResult
+from robotsgate.pacing import Pacer, Refusal, seconds_until_open
 from robotsgate.protocol import Decision, RobotsTxt
 from robotsgate.store import RobotsEntry, Store
 
@@ -56,22 +57,30 @@ class Request:
     user_agent: str | None
 
 
-Action = Literal["forward", "block", "unavailable"]
+# forward: after `wait` seconds. block: 403, a rule disallows it. unavailable: 503, robots.txt
+# unreachable. throttle: 429, the wait would be too long. closed: 503, outside Visit-time.
+Action = Literal["forward", "block", "unavailable", "throttle", "closed"]
+_STATUS = {"block": 403, "unavailable": 503, "throttle": 429, "closed": 503}
 
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
     action: Action
-    reason: str  # allowed | robots.txt | disallowed | robots-unavailable
+    # forward: allowed | robots.txt | crawl-delay | request-rate | min-delay | pushback |
+    #          crawl-delay-clamped; otherwise: disallowed | robots-unavailable | wait-too-long |
+    #          crawl-delay-too-long | pushback | visit-time
+    reason: str
     agent: str  # the product token the decision was made for
     robots_url: str
     entry: RobotsEntry | None = None
     decision: Decision | None = None
-    retry_after: int | None = None  # seconds, for "unavailable"
+    retry_after: int | None = None  # seconds, for the answers that carry Retry-After
+    wait: float = 0.0  # seconds to hold the request before forwarding it
+    asked_delay: float | None = None  # the site's Crawl-delay, when it was clamped or refused
 
     @property
     def status(self) -> int | None:
-        return {"block": 403, "unavailable": 503}.get(self.action)
+        return _STATUS.get(self.action)
 
 
 class RobotsFetcher(Protocol):
@@ -86,14 +95,18 @@ class GateConfig:
     cache_ttl: int = 86_400  # seconds; RFC 9309 §2.4: no more than 24 hours
     error_ttl: int = 60  # seconds before an unreachable robots.txt is asked for again
     parsed_cache_size: int = 10_000  # distinct robots.txt bodies kept parsed
+    min_delay: float = 0.0  # seconds between requests to a host, whatever robots.txt says
+    max_crawl_delay: float = 60.0  # a longer Crawl-delay is clamped to this, or refused
+    on_long_delay: Literal["clamp", "refuse"] = "clamp"
 
 
 class Gate:
     """Decides requests. One instance owns its in-flight fetches and its parse cache."""
 
     def __init__(self, config: GateConfig, fetcher: RobotsFetcher, store: Store,
-                 clock: Callable[[], float]) -> None:
+                 clock: Callable[[], float], pacer: Pacer | None = None) -> None:
         self.config = config
+        self.pacer = pacer or Pacer(clock, max_wait=60, max_hosts=config.parsed_cache_size)
         self._fetcher = fetcher
         self._store = store
         self._clock = clock
@@ -113,11 +126,54 @@ class Gate:
             retry = max(1, math.ceil(entry.expires_at - self._clock()))
             return Verdict("unavailable", "robots-unavailable", self.config.agent or "*",
                            origin.robots_url, entry, retry_after=retry)
-        agent = self.config.agent or entry.robots.agent_for(request.user_agent or "")
-        decision = entry.robots.decide(agent, request.path)
-        if decision.allowed:
-            return Verdict("forward", "allowed", agent, origin.robots_url, entry, decision)
-        return Verdict("block", "disallowed", agent, origin.robots_url, entry, decision)
+        robots = entry.robots
+        agent = self.config.agent or robots.agent_for(request.user_agent or "")
+        decision = robots.decide(agent, request.path)
+        if not decision.allowed:
+            return Verdict("block", "disallowed", agent, origin.robots_url, entry, decision)
+        verdict = Verdict("forward", "allowed", agent, origin.robots_url, entry, decision)
+        return self._pace(origin, robots, verdict)
+
+    def _pace(self, origin: Origin, robots: RobotsTxt, verdict: Verdict) -> Verdict:
+        agent = verdict.agent
+        window = robots.visit_time(agent)
+        if window is not None:
+            closed_for = seconds_until_open(window, self._clock())
+            if closed_for:
+                return replace(verdict, action="closed", reason="visit-time",
+                               retry_after=int(closed_for))
+        interval, reason, asked = self._interval(robots, agent)
+        if reason == "crawl-delay-too-long":
+            return replace(verdict, action="throttle", reason=reason, asked_delay=asked,
+                           retry_after=math.ceil(asked or 0))
+        slot = self.pacer.reserve(origin.host, interval)
+        if isinstance(slot, Refusal):
+            return replace(verdict, action="throttle",
+                           reason="pushback" if slot.paused else "wait-too-long",
+                           retry_after=max(1, math.ceil(slot.retry_after)), asked_delay=asked)
+        if slot.wait <= 0 and reason != "crawl-delay-clamped":
+            return verdict
+        return replace(verdict, reason="pushback" if slot.paused else reason, wait=slot.wait,
+                       asked_delay=asked)
+
+    def _interval(self, robots: RobotsTxt, agent: str) -> tuple[float, str, float | None]:
+        """(seconds between request starts, what sets it, the Crawl-delay asked if cut down)."""
+        config = self.config
+        delay = robots.crawl_delay(agent) or 0.0
+        asked = None
+        reason = "crawl-delay"
+        if delay > config.max_crawl_delay:
+            asked = delay
+            if config.on_long_delay == "refuse":
+                return 0.0, "crawl-delay-too-long", asked
+            delay, reason = config.max_crawl_delay, "crawl-delay-clamped"
+        rate = robots.request_rate(agent)
+        candidates = [(delay, reason), (rate.interval if rate else 0.0, "request-rate"),
+                      (config.min_delay, "min-delay")]
+        interval, why = max(candidates, key=lambda c: c[0])
+        if asked is not None and interval == delay:
+            why = "crawl-delay-clamped"
+        return interval, why, asked
 
     async def entry(self, origin: Origin, user_agent: str | None) -> RobotsEntry:
         """The origin's robots.txt, fetched when missing or expired; one fetch per origin."""

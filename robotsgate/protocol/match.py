@@ -57,11 +57,21 @@ def _glob(body: str, anchored: bool) -> _Glob:
     return _Glob(parts[0], middle, parts[-1], anchored)
 
 
-def _alternation(literals: Sequence[tuple[str, bool]]) -> re.Pattern[str] | None:
-    if not literals:
+def _alternation(prefixes: Sequence[str]) -> re.Pattern[str] | None:
+    # No capture groups: with one group per alternative, re saves and restores the marks of
+    # every group at each alternative, which makes a match quadratic in the number of rules.
+    # The matched text is the prefix itself, and identifies the alternative that matched.
+    if not prefixes:
         return None
-    return re.compile("|".join(
-        "(" + re.escape(body) + (r"\Z" if anchored else "") + ")" for body, anchored in literals))
+    return re.compile("|".join(re.escape(prefix) for prefix in prefixes))
+
+
+def _first_of[T](keys: Sequence[tuple[str, T]]) -> dict[str, T]:
+    """key -> the value of the first entry with that key."""
+    first: dict[str, T] = {}
+    for key, value in keys:
+        first.setdefault(key, value)
+    return first
 
 
 class LongestMatch:
@@ -72,7 +82,7 @@ class LongestMatch:
     decision always names one line. Empty patterns match nothing (an empty Disallow allows all).
     """
 
-    __slots__ = ("_globs", "_literal", "_literal_index", "_literal_rank")
+    __slots__ = ("_exact", "_globs", "_prefix", "_prefix_rank")
 
     def __init__(self, entries: Sequence[tuple[str, bool]]) -> None:
         ranked: list[tuple[tuple[int, int, int], str, bool]] = []
@@ -80,19 +90,25 @@ class LongestMatch:
             if pattern:
                 ranked.append(((-len(pattern), 0 if allow else 1, index), *_split(pattern)))
         ranked.sort()
-        literal = [(rank, body, anchored) for rank, body, anchored in ranked if "*" not in body]
-        self._literal = _alternation([(body, anchored) for _, body, anchored in literal])
-        self._literal_rank = tuple(rank for rank, _, _ in literal)
-        self._literal_index = tuple(rank[2] for rank in self._literal_rank)
+        # Literals: a final '$' means the whole path (a dictionary look-up); the others are
+        # prefixes, tried in order of precedence, so the first that matches is the best.
+        prefix = [(body, rank) for rank, body, anchored in ranked
+                  if "*" not in body and not anchored]
+        self._exact = _first_of([(body, rank) for rank, body, anchored in ranked
+                                 if "*" not in body and anchored])
+        self._prefix = _alternation([body for body, _ in prefix])
+        self._prefix_rank = _first_of(prefix)
         self._globs = tuple((rank, _glob(body, anchored))
                             for rank, body, anchored in ranked if "*" in body)
 
     def winner(self, path: str) -> int | None:
-        best: tuple[int, int, int] | None = None
-        if self._literal is not None:
-            found = self._literal.match(path)
-            if found is not None and found.lastindex is not None:
-                best = self._literal_rank[found.lastindex - 1]
+        best = self._exact.get(path)
+        if self._prefix is not None:
+            found = self._prefix.match(path)
+            if found is not None:
+                rank = self._prefix_rank[found[0]]
+                if best is None or rank < best:
+                    best = rank
         for rank, glob in self._globs:
             if best is not None and rank > best:
                 break  # sorted: nothing after this can beat the literal winner
@@ -108,14 +124,12 @@ class FirstMatch:
     __slots__ = ("_indexes", "_regex")
 
     def __init__(self, prefixes: Sequence[str]) -> None:
-        kept = [(i, p) for i, p in enumerate(prefixes) if p]
-        self._indexes = tuple(i for i, _ in kept)
-        self._regex = _alternation([(p, False) for _, p in kept])
+        kept = [(p, i) for i, p in enumerate(prefixes) if p]
+        self._indexes = _first_of(kept)
+        self._regex = _alternation([p for p, _ in kept])
 
     def winner(self, path: str) -> int | None:
         if self._regex is None:
             return None
         found = self._regex.match(path)
-        if found is None or found.lastindex is None:
-            return None
-        return self._indexes[found.lastindex - 1]
+        return None if found is None else self._indexes[found[0]]

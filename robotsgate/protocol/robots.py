@@ -11,6 +11,7 @@ Three readings, chosen with `semantics=`:
 """
 
 import re
+import string
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
@@ -27,6 +28,8 @@ SEMANTICS: tuple[Semantics, ...] = ("rfc9309", "google", "classic")
 # RFC 9309 §2.2.1: a product token is letters, '_' and '-'; "FooBot/1.0" names FooBot.
 _PRODUCT_TOKEN = re.compile(r"[A-Za-z_-]*")
 _ANY_PRODUCT_TOKEN = re.compile(r"[A-Za-z_-]+")
+_C_SPACE = frozenset(" \t\n\v\f\r")
+_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,11 +149,12 @@ class RobotsTxt:
         """Is `url` (a full URL, or a path with its query) allowed for the product token `agent`?"""
         raw_path = path_of(url)
         if self.semantics != "google":
-            if raw_path == "/robots.txt" or raw_path.startswith("/robots.txt?"):
+            path = normalize(raw_path)  # so that "/%72obots.txt" is /robots.txt too
+            if path == "/robots.txt" or path.startswith("/robots.txt?"):
                 return Decision(True, None, None, "robots.txt")
-            path = normalize(raw_path)
         else:
-            path = raw_path
+            # Google matches against the path as a C string: a NUL ends it.
+            path = raw_path.split("\0", 1)[0]
         if not self._case_sensitive:
             path = path.lower()
         policy = self._policy(agent)
@@ -216,8 +220,14 @@ class RobotsTxt:
                     return indexes[:1]
             return self._global[:1]
         # Google compares the caller's token as given; the RFC reads "FooBot/1.0" as FooBot.
-        key = agent.lower() if self.semantics == "google" else _product_token(agent.strip())
-        # A named group, when there is one, replaces '*' entirely (RFC 9309 §2.2.1).
+        # Google folds ASCII case only: str.lower() would turn the Kelvin sign into "k".
+        key = (agent.translate(_ASCII_LOWER) if self.semantics == "google"
+               else _product_token(agent.strip()))
+        # A named group, when there is one, replaces '*' entirely (RFC 9309 §2.2.1). A name
+        # without a product token (empty, "123bot") is named by no group: an empty or
+        # token-less User-agent line must not catch it.
+        if not key and self.semantics == "rfc9309":
+            return self._global
         return self._named.get(key) or self._global
 
 
@@ -229,8 +239,9 @@ def _product_token(text: str) -> str:
 def _group_key(agent: str, semantics: Semantics) -> str:
     if semantics == "classic":
         return agent.strip().lower()
-    # Google: '*' alone, or followed by whitespace, is the global group.
-    if agent.startswith("*") and (len(agent) == 1 or agent[1].isspace()):
+    # Google: '*' alone, or followed by whitespace, is the global group. Whitespace as C's
+    # isspace() has it: str.isspace() would also take "\x1c" or a no-break space.
+    if agent.startswith("*") and (len(agent) == 1 or agent[1] in _C_SPACE):
         return "*"
     return _product_token(agent)
 
@@ -247,13 +258,33 @@ class _Draft:
         self.request_rate: RequestRate | None = None
         self.visit_time: VisitTime | None = None
 
+    def extend(self, key: Key, value: str) -> str | None:
+        """Read an extension line into the group; a message when it cannot be read."""
+        # Several of one kind in a group (often two groups merged): the most polite one counts.
+        if key is Key.CRAWL_DELAY:
+            delay = extensions.crawl_delay(value)
+            if isinstance(delay, str):
+                return delay
+            self.crawl_delay = max(delay, self.crawl_delay or 0.0)
+        elif key is Key.REQUEST_RATE:
+            rate = extensions.request_rate(value)
+            if isinstance(rate, str):
+                return rate
+            if self.request_rate is None or rate.interval > self.request_rate.interval:
+                self.request_rate = rate
+        else:
+            window = extensions.visit_time(value)
+            if isinstance(window, str):
+                return window
+            self.visit_time = self.visit_time or window
+        return None
+
     def group(self) -> Group:
         return Group(tuple(self.agents), self.line, tuple(self.rules), self.crawl_delay,
                      self.request_rate, self.visit_time, tuple(self.compiled))
 
 
-_EXTENSIONS = {Key.CRAWL_DELAY: extensions.crawl_delay, Key.REQUEST_RATE: extensions.request_rate,
-               Key.VISIT_TIME: extensions.visit_time}
+_EXTENSIONS = frozenset({Key.CRAWL_DELAY, Key.REQUEST_RATE, Key.VISIT_TIME})
 
 
 def _build(lines: Iterable[Line], warnings: list[ParseWarning], semantics: Semantics,
@@ -294,15 +325,9 @@ def _build(lines: Iterable[Line], warnings: list[ParseWarning], semantics: Seman
                 warnings.append(ParseWarning(line.number, f"{line.name} outside any group: "
                                                           "ignored"))
                 continue
-            parsed = _EXTENSIONS[key](value)
-            if isinstance(parsed, str):
-                warnings.append(ParseWarning(line.number, parsed))
-            elif key is Key.CRAWL_DELAY:
-                current.crawl_delay = parsed  # type: ignore[assignment]
-            elif key is Key.REQUEST_RATE:
-                current.request_rate = parsed  # type: ignore[assignment]
-            else:
-                current.visit_time = parsed  # type: ignore[assignment]
+            problem = current.extend(key, value)
+            if problem:
+                warnings.append(ParseWarning(line.number, problem))
         elif key is Key.SITEMAP:
             sitemaps.append(value)
         elif key is Key.HOST and host is None:

@@ -1,0 +1,109 @@
+"""Per-host politeness: start-to-start spacing, pushback pauses, Visit-time windows.
+
+One schedule per host name, shared by every bot behind the proxy and by http and https alike.
+A request reserves its slot when it arrives (slot = max(now, next, paused_until);
+next = slot + interval), so waiting requests are served in arrival order and the reservation
+itself never waits: the caller sleeps until its slot. The clock is injected.
+"""
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from email.utils import parsedate_to_datetime
+
+from cachetools import LRUCache
+
+from robotsgate.protocol import VisitTime
+
+
+@dataclass(frozen=True, slots=True)
+class Slot:
+    wait: float  # seconds to wait before forwarding
+    paused: bool  # part of the wait is a pushback pause
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    retry_after: float  # seconds
+    paused: bool
+
+
+@dataclass(slots=True)
+class _Host:
+    next: float = 0.0  # earliest start of the next request
+    paused_until: float = 0.0
+    failures: int = 0  # consecutive pushbacks without Retry-After, for the backoff
+
+
+class Pacer:
+    def __init__(self, clock: Callable[[], float], *, max_wait: float, max_hosts: int,
+                 backoff_base: float = 1.0, backoff_cap: float = 300.0) -> None:
+        self._clock = clock
+        self.max_wait = max_wait
+        self._backoff_base = backoff_base
+        self._backoff_cap = backoff_cap
+        self._hosts: LRUCache[str, _Host] = LRUCache(maxsize=max_hosts)
+
+    def reserve(self, host: str, interval: float) -> Slot | Refusal:
+        """Claim the next start time for `host`, or refuse when it is more than max_wait away."""
+        now = self._clock()
+        state = self._hosts.get(host)
+        if state is None:
+            if interval <= 0:
+                return Slot(0.0, False)  # nothing to remember: the common, unpaced case
+            state = self._hosts.setdefault(host, _Host())
+        start = max(now, state.next, state.paused_until)
+        paused = state.paused_until > now and state.paused_until >= state.next
+        wait = start - now
+        if wait > self.max_wait:
+            return Refusal(wait, paused)
+        state.next = start + interval
+        return Slot(wait, paused)
+
+    def pushback(self, host: str, retry_after: float | None) -> float:
+        """The origin said 429 or 503: pause the host for all bots. Returns the pause, seconds."""
+        now = self._clock()
+        state = self._hosts.setdefault(host, _Host())
+        pause: float
+        if retry_after is None:
+            state.failures += 1
+            pause = min(self._backoff_cap, self._backoff_base * 2 ** (state.failures - 1))
+        else:
+            pause = min(max(retry_after, 0.0), self._backoff_cap * 12)  # at most an hour
+        state.paused_until = max(state.paused_until, now + pause)
+        return pause
+
+    def recovered(self, host: str) -> None:
+        """An ordinary answer from the origin: the backoff starts from the beginning again."""
+        state = self._hosts.get(host)
+        if state is not None:
+            state.failures = 0
+
+
+def parse_retry_after(value: str | None, now: float) -> float | None:
+    """Retry-After as seconds from `now`: delay-seconds or an HTTP-date (RFC 9110 §10.2.3)."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, when.timestamp() - now)
+
+
+def seconds_until_open(window: VisitTime, now: float) -> float:
+    """0 inside the window, else the seconds until it opens (UTC; windows may cross midnight)."""
+    moment = datetime.fromtimestamp(now, UTC)
+    if window.contains(moment.time()):
+        return 0.0
+    opens = moment.replace(hour=window.start.hour, minute=window.start.minute, second=0,
+                           microsecond=0)
+    if opens <= moment:
+        opens += timedelta(days=1)
+    return math.ceil((opens - moment).total_seconds())
