@@ -189,3 +189,130 @@ def test_bad_options_are_refused_naming_the_option(option, value, message, tmp_p
 def test_upstream_mode_is_used_for_the_robots_txt_fetch_too():
     assert _upstream_proxy(["regular"]) is None
     assert _upstream_proxy(["upstream:http://proxy.internal:3128"]) == "http://proxy.internal:3128"
+
+
+# -- politeness through the addon ------------------------------------------------------------
+
+class FakeTime:
+    """A clock that only moves when the addon sleeps."""
+
+    def __init__(self) -> None:
+        self.now = 1_700_000_000.0
+        self.sleeps: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+
+
+@pytest.fixture
+def paced(audit_path: Path):
+    fake = FakeTime()
+    origins = Origins({
+        "http://slow.example/robots.txt": httpx.Response(
+            200, content=b"User-agent: *\nCrawl-delay: 2\nDisallow: /private\n"),
+        "http://greedy.example/robots.txt": httpx.Response(
+            200, content=b"User-agent: *\nCrawl-delay: 3600\n"),
+    })
+    addon = RobotsGate(clock=fake, sleep=fake.sleep, transport=httpx.MockTransport(origins))
+    with taddons.context(addon) as tctx:
+        tctx.configure(addon, robots_audit_log=str(audit_path))
+        yield addon, tctx, fake
+
+
+async def forward(addon: RobotsGate, url: str, status: int = 200,
+                  **headers: str) -> http.HTTPFlow:
+    """One request through the request hook and, when forwarded, an origin answer back."""
+    f = flow(url)
+    await addon.request(f)
+    if f.response is None:
+        f.response = tflow.tresp(status_code=status)
+        f.response.headers.clear()
+        for name, value in headers.items():
+            f.response.headers[name.replace("_", "-")] = value
+        addon.response(f)
+    return f
+
+
+async def test_crawl_delay_holds_requests_and_says_so(paced, audit_path):
+    addon, _, fake = paced
+    first = await forward(addon, "http://slow.example/a")
+    second = await forward(addon, "http://slow.example/b")
+    assert fake.sleeps == [2.0]
+    assert first.response.headers["X-Robotsgate-Delay-Ms"] == "0"  # type: ignore[union-attr]
+    assert second.response.headers["X-Robotsgate-Delay-Ms"] == "2000"  # type: ignore[union-attr]
+    [record] = records(audit_path)
+    assert record["event"] == "delay" and record["reason"] == "crawl-delay"
+    assert record["delay_ms"] == 2000 and record["status"] is None
+
+
+async def test_a_wait_beyond_max_wait_is_answered_429(paced, audit_path):
+    addon, tctx, _ = paced
+    tctx.configure(addon, robots_max_wait=3)
+    for _ in range(2):
+        await forward(addon, "http://slow.example/a")
+    third = await forward(addon, "http://slow.example/a")
+    assert third.response is not None and third.response.status_code == 429
+    assert third.response.headers["Retry-After"] == "4"
+    assert third.response.headers["X-Robotsgate-Reason"] == "wait-too-long"
+    assert "X-Robotsgate-Delay-Ms" not in third.response.headers
+    assert records(audit_path)[-1]["reason"] == "wait-too-long"
+
+
+async def test_long_crawl_delay_clamped_is_audited_with_what_the_site_asked(paced, audit_path):
+    addon, tctx, fake = paced
+    tctx.configure(addon, robots_max_crawl_delay=10, robots_max_wait=60)
+    await forward(addon, "http://greedy.example/a")
+    await forward(addon, "http://greedy.example/b")
+    assert fake.sleeps == [10.0]
+    last = records(audit_path)[-1]
+    assert last["reason"] == "crawl-delay-clamped" and last["asked_delay_ms"] == 3_600_000
+    assert last["delay_ms"] == 10_000
+
+
+async def test_long_crawl_delay_refused(paced, audit_path):
+    addon, tctx, _ = paced
+    tctx.configure(addon, robots_max_crawl_delay=10, robots_on_long_delay="refuse")
+    f = await forward(addon, "http://greedy.example/a")
+    assert f.response is not None and f.response.status_code == 429
+    assert records(audit_path)[-1]["asked_delay_ms"] == 3_600_000
+
+
+async def test_origin_429_pauses_the_host_for_every_bot(paced):
+    addon, _, fake = paced
+    await forward(addon, "http://slow.example/a", status=429, retry_after="30")
+    fake.now += 5
+    await forward(addon, "http://slow.example/b")
+    assert fake.sleeps == [25.0]
+
+
+async def test_origin_503_without_retry_after_backs_off(paced):
+    addon, _, fake = paced
+    # free.example has no robots.txt (404): no delay but the backoff's.
+    await forward(addon, "http://free.example/a", status=503)  # pause 1 s
+    fake.now += 2
+    await forward(addon, "http://free.example/b", status=503)  # pause 2 s
+    fake.now += 0.5
+    await forward(addon, "http://free.example/c")
+    assert fake.sleeps == [pytest.approx(1.5)]
+
+
+async def test_the_proxys_own_answers_are_not_pushback(paced):
+    addon, _, fake = paced
+    f = flow("http://slow.example/private")
+    await addon.request(f)
+    assert f.response is not None and f.response.status_code == 403
+    addon.response(f)
+    assert "X-Robotsgate-Delay-Ms" not in f.response.headers
+    await forward(addon, "http://slow.example/a")
+    assert fake.sleeps == []
+
+
+async def test_min_delay_applies_without_any_robots_txt_delay(paced):
+    addon, tctx, fake = paced
+    tctx.configure(addon, robots_min_delay_ms=250)
+    await forward(addon, "http://free.example/a")
+    await forward(addon, "http://free.example/b")
+    assert fake.sleeps == [0.25]
