@@ -79,10 +79,15 @@ class Decision:
                f"(line {self.rule.line}) in {where}"
 
 
+_NO_GROUP = Decision(True, None, None, "no-group")
+_ROBOTS_TXT = Decision(True, None, None, "robots.txt")
+_AGENTS_REMEMBERED = 256
+
+
 class _Policy:
     """The compiled rules of the groups that apply to one agent."""
 
-    __slots__ = ("groups", "matcher", "rules", "sources")
+    __slots__ = ("decisions", "groups", "matcher", "no_rule", "rules", "sources")
 
     def __init__(self, groups: tuple[Group, ...], semantics: Semantics) -> None:
         self.groups = groups
@@ -91,6 +96,7 @@ class _Policy:
         patterns = [p for group in groups for p in group.compiled]
         if semantics == "classic":
             self.matcher: LongestMatch | FirstMatch = FirstMatch(patterns)
+            self.__post_init_decisions()
             return
         entries = [(p, rule.allow) for p, rule in zip(patterns, self.rules, strict=True)]
         if semantics == "google":
@@ -102,13 +108,20 @@ class _Policy:
                     self.rules += (rule,)
                     self.sources += (self.sources[index],)
         self.matcher = LongestMatch(entries)
+        self.__post_init_decisions()
+
+    def __post_init_decisions(self) -> None:
+        # Decisions are values: one per rule, made once, so a decision allocates nothing.
+        self.decisions = tuple(Decision(rule.allow, rule, group, "rule")
+                               for rule, group in zip(self.rules, self.sources, strict=True))
+        self.no_rule = Decision(True, None, self.groups[0], "no-rule")
 
 
 class RobotsTxt:
     """A parsed robots.txt. Build with RobotsTxt.parse(); values never change afterwards."""
 
-    __slots__ = ("_case_sensitive", "_global", "_named", "_policies", "groups", "host",
-                 "semantics", "sitemaps", "warnings")
+    __slots__ = ("_by_agent", "_case_sensitive", "_global", "_named", "_policies", "groups",
+                 "host", "semantics", "sitemaps", "warnings")
 
     def __init__(self, groups: tuple[Group, ...], sitemaps: tuple[str, ...], host: str | None,
                  warnings: tuple[ParseWarning, ...], semantics: Semantics,
@@ -130,6 +143,8 @@ class RobotsTxt:
         self._named = {name: tuple(indexes) for name, indexes in named.items()}
         self._global = tuple(global_)
         self._policies: dict[tuple[int, ...], _Policy] = {}
+        # agent as given -> its policy: the per-decision cost of choosing groups is one look-up.
+        self._by_agent: dict[str, _Policy | None] = {}
 
     @classmethod
     def parse(cls, content: bytes | str, *, semantics: str = "rfc9309",
@@ -151,7 +166,7 @@ class RobotsTxt:
         if self.semantics != "google":
             path = normalize(raw_path)  # so that "/%72obots.txt" is /robots.txt too
             if path == "/robots.txt" or path.startswith("/robots.txt?"):
-                return Decision(True, None, None, "robots.txt")
+                return _ROBOTS_TXT
         else:
             # Google matches against the path as a C string: a NUL ends it.
             path = raw_path.split("\0", 1)[0]
@@ -159,12 +174,9 @@ class RobotsTxt:
             path = path.lower()
         policy = self._policy(agent)
         if policy is None:
-            return Decision(True, None, None, "no-group")
+            return _NO_GROUP
         winner = policy.matcher.winner(path)
-        if winner is None:
-            return Decision(True, None, policy.groups[0], "no-rule")
-        rule = policy.rules[winner]
-        return Decision(rule.allow, rule, policy.sources[winner], "rule")
+        return policy.no_rule if winner is None else policy.decisions[winner]
 
     def allowed(self, agent: str, url: str) -> bool:
         return self.decide(agent, url).allowed
@@ -202,13 +214,20 @@ class RobotsTxt:
         return max(names, key=lambda name: (len(name), name)) if names else "*"
 
     def _policy(self, agent: str) -> _Policy | None:
+        try:
+            return self._by_agent[agent]
+        except KeyError:
+            pass
         indexes = self._indexes(agent)
-        if not indexes:
-            return None
-        policy = self._policies.get(indexes)
-        if policy is None:
-            policy = _Policy(tuple(self.groups[i] for i in indexes), self.semantics)
-            self._policies[indexes] = policy
+        policy = None
+        if indexes:
+            policy = self._policies.get(indexes)
+            if policy is None:
+                policy = _Policy(tuple(self.groups[i] for i in indexes), self.semantics)
+                self._policies[indexes] = policy
+        if len(self._by_agent) >= _AGENTS_REMEMBERED:
+            self._by_agent.clear()  # callers passing endless distinct agents: start over
+        self._by_agent[agent] = policy
         return policy
 
     def _indexes(self, agent: str) -> tuple[int, ...]:

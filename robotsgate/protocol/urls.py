@@ -12,8 +12,17 @@ _UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01
 # '*' and '$' are not here: they are special in patterns, so the literal characters are compared
 # in their encoded form (%2A, %24) on both sides (RFC 9309 §2.2.3).
 _KEEP = frozenset(_UNRESERVED | frozenset(b"%:/?#[]@!&'()+,;="))
-_NEEDS_WORK = re.compile(r"[^A-Za-z0-9\-._~:/?#\[\]@!&'()+,;=]")
+# Something normalize() would change: an escape with lower-case hex, an escape of an unreserved
+# character (%41 = A, %2D = -, ...), a lone '%', or a character outside the reserved and
+# unreserved sets. Upper-case escapes of other octets (%E3%83%AD) are already normal.
+_CHANGES = re.compile(
+    r"%(?:[a-f][0-9A-Fa-f]|[0-9A-F][a-f]|2[DE]|3[0-9]|4[1-9A-F]|5[0-9AF]|6[1-9A-F]|7[0-9AE])"
+    r"|%(?![0-9A-Fa-f]{2})|[^A-Za-z0-9\-._~:/?#\[\]@!&'()+,;=%]")
 _ESCAPE = re.compile(rb"%([0-9A-Fa-f]{2})")
+# What normalize_bytes changes: escapes, and single octets outside _KEEP (a lone '%' included).
+_SPECIAL = re.compile(rb"%[0-9A-Fa-f]{2}|[^A-Za-z0-9\-._~:/?#\[\]@!&'()+,;=]")
+# scheme://authority, the common shape of a full URL; anything else takes the general road.
+_ABSOLUTE = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^/?;#]*([^#]*)", re.DOTALL)
 _PATH_START = re.compile(r"[/?;]")
 
 
@@ -23,6 +32,13 @@ def path_of(url: str) -> str:
     Follows Google's GetPathParamsQuery so that every mode reads URLs the same way: the result
     always starts with '/'.
     """
+    if url[:1] == "/" and url[1:2] != "/":  # already a path: the proxy's common case
+        fragment = url.find("#")
+        return url if fragment < 0 else url[:fragment]
+    absolute = _ABSOLUTE.match(url)
+    if absolute is not None:
+        path = absolute[1]
+        return path if path[:1] == "/" else "/" + path
     start = 2 if url.startswith("//") else 0
     early = _find_any(url, start)
     scheme_end = url.find("://", start)
@@ -52,8 +68,8 @@ def _utf8(text: str) -> bytes:
 
 def normalize(text: str) -> str:
     """RFC 9309 normal form of a path (see normalize_bytes)."""
-    if not _NEEDS_WORK.search(text):
-        return text  # the common case: nothing to do
+    if not _CHANGES.search(text):
+        return text  # the common case: already in normal form
     return normalize_bytes(_utf8(text))
 
 
@@ -64,23 +80,15 @@ def normalize_bytes(raw: bytes) -> str:
     every other octet outside the reserved and unreserved sets is escaped (raw UTF-8 included),
     and the literal characters '*' and '$' become %2A and %24.
     """
-    out: list[str] = []
-    i, n = 0, len(raw)
-    while i < n:
-        byte = raw[i]
-        if byte == 0x25 and _ESCAPE.match(raw, i):  # '%' followed by two hex digits
-            value = int(raw[i + 1 : i + 3], 16)
-            out.append(chr(value) if value in _UNRESERVED else f"%{value:02X}")
-            i += 3
-            continue
-        if byte == 0x25:
-            out.append("%25")  # a lone '%' is a literal percent sign
-        elif byte in _KEEP:
-            out.append(chr(byte))
-        else:
-            out.append("%" + _HEX[byte >> 4] + _HEX[byte & 15])
-        i += 1
-    return "".join(out)
+    return _SPECIAL.sub(_normal_form, raw).decode("ascii")
+
+
+def _normal_form(found: re.Match[bytes]) -> bytes:
+    text = found[0]
+    if len(text) == 3:  # an escape
+        value = int(text[1:], 16)
+        return bytes((value,)) if value in _UNRESERVED else b"%" + text[1:].upper()
+    return b"%%%02X" % text[0]  # a lone '%' is a literal percent sign: %25
 
 
 def rfc_pattern(value: bytes) -> str:
