@@ -36,7 +36,8 @@ _ANSWERED = "robotsgate.answered"  # flow.metadata: the response is the proxy's 
 _GATE_OPTIONS = frozenset({
     "robots_agent", "robots_semantics", "robots_path_case", "robots_cache_ttl",
     "robots_cache_size", "robots_error_ttl", "robots_fetch_timeout", "robots_min_delay_ms",
-    "robots_max_wait", "robots_max_crawl_delay", "robots_on_long_delay", "ssl_insecure",
+    "robots_max_wait", "robots_max_crawl_delay", "robots_on_long_delay",
+    "robots_pacing_margin_ms", "ssl_insecure",
     "ssl_verify_upstream_trusted_ca", "ssl_verify_upstream_trusted_confdir", "mode"})
 
 
@@ -44,10 +45,13 @@ class RobotsGate:
     """The robotsgate addon: `addons = [RobotsGate()]`."""
 
     def __init__(self, *, clock: Callable[[], float] = time.time,
+                 monotonic: Callable[[], float] = time.monotonic,
                  sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
                  transport: httpx.AsyncBaseTransport | None = None) -> None:
-        # Injectable so that the addon can be driven without a network or real time.
+        # Injectable so that the addon can be driven without a network or real time. Pacing
+        # runs on the monotonic clock: a wall clock that jumps must not bunch requests up.
         self._clock = clock
+        self._monotonic = monotonic
         self._sleep = sleep
         self._transport = transport
         self.gate: Gate | None = None
@@ -82,6 +86,10 @@ class RobotsGate:
         loader.add_option("robots_min_delay_ms", int, 0,
                           "Least milliseconds between the starts of two requests to one host, "
                           "whatever its robots.txt says.")
+        loader.add_option("robots_pacing_margin_ms", int, 10,
+                          "Milliseconds added to every non-zero politeness interval, so that "
+                          "the proxy's own forwarding jitter never brings two requests closer "
+                          "than the site asked.")
         loader.add_option("robots_max_wait", int, 60,
                           "Seconds a request may be held for politeness; one that would wait "
                           "longer is answered 429 with Retry-After.")
@@ -111,6 +119,7 @@ class RobotsGate:
         _in_range("robots_error_ttl", opts.robots_error_ttl, 1, 86_400)
         _in_range("robots_min_delay_ms", opts.robots_min_delay_ms, 0, 3_600_000)
         _in_range("robots_max_wait", opts.robots_max_wait, 0, 3600)
+        _in_range("robots_pacing_margin_ms", opts.robots_pacing_margin_ms, 0, 1000)
         _in_range("robots_max_crawl_delay", opts.robots_max_crawl_delay, 1, 86_400)
         if "robots_audit_log" in updated or self._audit is None:
             self._open_audit(opts.robots_audit_log)
@@ -134,11 +143,13 @@ class RobotsGate:
             case_sensitive=opts.robots_path_case == "sensitive",
             cache_ttl=opts.robots_cache_ttl, error_ttl=opts.robots_error_ttl,
             parsed_cache_size=opts.robots_cache_size, min_delay=opts.robots_min_delay_ms / 1000,
-            max_crawl_delay=opts.robots_max_crawl_delay, on_long_delay=opts.robots_on_long_delay)
+            max_crawl_delay=opts.robots_max_crawl_delay, on_long_delay=opts.robots_on_long_delay,
+            pacing_margin=opts.robots_pacing_margin_ms / 1000)
         old = self._fetcher
         self._fetcher = Fetcher(timeout=opts.robots_fetch_timeout, verify=_upstream_tls(),
                                 proxy=_upstream_proxy(opts.mode), transport=self._transport)
-        pacer = Pacer(self._clock, max_wait=opts.robots_max_wait, max_hosts=opts.robots_cache_size)
+        pacer = Pacer(self._monotonic, max_wait=opts.robots_max_wait,
+                      max_hosts=opts.robots_cache_size)
         self.gate = Gate(config, self._fetcher, MemoryStore(opts.robots_cache_size), self._clock,
                          pacer)
         if old is not None:

@@ -216,9 +216,10 @@ def paced(audit_path: Path):
         "http://greedy.example/robots.txt": httpx.Response(
             200, content=b"User-agent: *\nCrawl-delay: 3600\n"),
     })
-    addon = RobotsGate(clock=fake, sleep=fake.sleep, transport=httpx.MockTransport(origins))
+    addon = RobotsGate(clock=fake, monotonic=fake, sleep=fake.sleep,
+                       transport=httpx.MockTransport(origins))
     with taddons.context(addon) as tctx:
-        tctx.configure(addon, robots_audit_log=str(audit_path))
+        tctx.configure(addon, robots_audit_log=str(audit_path), robots_pacing_margin_ms=0)
         yield addon, tctx, fake
 
 
@@ -316,3 +317,13 @@ async def test_min_delay_applies_without_any_robots_txt_delay(paced):
     await forward(addon, "http://free.example/a")
     await forward(addon, "http://free.example/b")
     assert fake.sleeps == [0.25]
+
+
+async def test_the_pacing_margin_is_added_to_every_non_zero_interval(paced):
+    addon, tctx, fake = paced
+    tctx.configure(addon, robots_pacing_margin_ms=10)
+    await forward(addon, "http://slow.example/a")
+    await forward(addon, "http://slow.example/b")
+    await forward(addon, "http://free.example/a")
+    await forward(addon, "http://free.example/b")
+    assert fake.sleeps == [pytest.approx(2.01)]  # free.example asks for no delay: none added

@@ -1,0 +1,102 @@
+"""Politeness through the real proxy, measured where it matters: at the origin.
+
+Lower bounds only (a request came *at least* the Crawl-delay after the previous one); no upper
+bounds on time.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections.abc import Callable
+
+from .servers import Origin, Proxy, curl, httpx_call, requests_call
+
+
+def run_concurrently(calls: list[Callable[[], object]]) -> list[object]:
+    results: list[object] = [None] * len(calls)
+    start = threading.Barrier(len(calls))
+
+    def run(i: int) -> None:
+        start.wait(timeout=30)
+        results[i] = calls[i]()
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(calls))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not any(t.is_alive() for t in threads), "a client did not finish"
+    return results
+
+
+def test_two_bots_share_one_crawl_delay_and_other_hosts_flow_meanwhile(
+        origin: Callable[..., Origin], proxy: Callable[..., Proxy]) -> None:
+    slow = origin(robots="User-agent: *\nCrawl-delay: 1\n")
+    other = origin("127.0.0.2", robots="User-agent: *\nDisallow: /nothing\n")
+    gate = proxy(robots_max_wait=60)
+
+    def bot(agent: str, i: int) -> Callable[[], object]:
+        return lambda: requests_call(gate, slow.url(f"/{agent}/{i}"),
+                                     headers={"User-Agent": f"{agent}/1.0"})
+
+    calls = [bot(agent, i) for agent in ("OneBot", "OtherBot") for i in range(5)]
+    # Meanwhile, five requests to another host, started with the others.
+    calls += [lambda i=i: curl(gate, other.url(f"/fast/{i}")) for i in range(5)]
+    results = run_concurrently(calls)
+    assert all(r.status == 200 for r in results), results  # type: ignore[attr-defined]
+
+    arrivals = [s for s in slow.seen if not s.path.startswith("/robots.txt")]
+    assert len(arrivals) == 10
+    assert {s.user_agent for s in arrivals} == {"OneBot/1.0", "OtherBot/1.0"}
+    times = [s.arrived for s in arrivals]
+    gaps = [b - a for a, b in itertools.pairwise(times)]
+    assert min(gaps) >= 1.0, f"two requests came closer than the Crawl-delay: {gaps}"
+
+    # The other host was not held behind the slow one: all its requests arrived before the
+    # slow host's schedule was half done.
+    fast = [s.arrived for s in other.seen if s.path.startswith("/fast/")]
+    assert len(fast) == 5
+    assert max(fast) < times[5]
+
+
+def test_forwarded_responses_say_how_long_they_waited(
+        origin: Callable[..., Origin], proxy: Callable[..., Proxy]) -> None:
+    site = origin(robots="User-agent: *\nCrawl-delay: 1\n")
+    gate = proxy()
+    first = httpx_call(gate, site.url("/a"))
+    second = httpx_call(gate, site.url("/b"))
+    assert first.header("X-Robotsgate-Delay-Ms") is not None
+    assert int(second.header("X-Robotsgate-Delay-Ms") or 0) > 0
+    delays = [r for r in gate.wait_audit(1) if r["event"] == "delay"]
+    assert delays and delays[0]["reason"] == "crawl-delay" and delays[0]["delay_ms"] > 0
+
+
+def test_origin_429_pauses_the_host_for_every_bot(
+        origin: Callable[..., Origin], proxy: Callable[..., Proxy]) -> None:
+    site = origin(robots="User-agent: *\nAllow: /\n")
+    site.route("/busy", status=429, body="slow down\n", headers={"Retry-After": "2"})
+    gate = proxy(robots_max_wait=1)
+    assert curl(gate, site.url("/busy")).status == 429  # the origin's own answer
+    refused = curl(gate, site.url("/page"), headers={"User-Agent": "AnotherBot"})
+    assert refused.status == 429
+    assert refused.header("X-Robotsgate-Reason") == "pushback"
+    assert int(refused.header("Retry-After") or 0) >= 1
+    assert not site.saw("/page")
+
+
+def test_outside_visit_time_is_503_with_retry_after(
+        origin: Callable[..., Origin], proxy: Callable[..., Proxy]) -> None:
+    import datetime
+
+    now = datetime.datetime.now(datetime.UTC)
+    opens = now + datetime.timedelta(hours=2)
+    closes = now + datetime.timedelta(hours=3)
+    window = f"{opens:%H%M}-{closes:%H%M}"
+    site = origin(robots=f"User-agent: *\nVisit-time: {window}\n")
+    gate = proxy()
+    answer = requests_call(gate, site.url("/page"))
+    assert answer.status == 503
+    assert answer.header("X-Robotsgate-Reason") == "visit-time"
+    assert 3600 <= int(answer.header("Retry-After") or 0) <= 2 * 3600
+    assert not site.saw("/page")
