@@ -9,6 +9,7 @@ a politeness violation). Target: max error <= 20 ms.
 """
 
 import argparse
+import itertools
 import statistics
 import sys
 import tempfile
@@ -58,7 +59,7 @@ def main() -> int:
 
     # Only the queued requests: the gap after the warm-up is idle time, not spacing.
     arrivals = sorted(s.arrived for s in origin.seen if s.path.startswith("/page/"))
-    gaps = [b - a for a, b in zip(arrivals, arrivals[1:], strict=False)]
+    gaps = [b - a for a, b in itertools.pairwise(arrivals)]
     errors_ms = [(gap - args.delay) * 1000 for gap in gaps]
     print(f"{args.clients} concurrent clients, one host, Crawl-delay {args.delay} s")
     print(f"  requests forwarded     {len(arrivals)}, failed {len(failures)}")

@@ -596,19 +596,22 @@ def test_seed_004_docs_with_slash(semantics: str, path: str, blocked: bool) -> N
         ("User-agent: *\nDisallow: /norobots/\n", "x", "/a.html", True),
         # Disallow pages one by one
         (
-            "User-agent: *\nDisallow: /dir/private.html\nDisallow: /dir/tmp.html\nDisallow: /dir/\n",
+            "User-agent: *\nDisallow: /dir/private.html\n"
+            "Disallow: /dir/tmp.html\nDisallow: /dir/\n",
             "x",
             "/dir/private.html",
             False,
         ),
         (
-            "User-agent: *\nDisallow: /dir/private.html\nDisallow: /dir/tmp.html\nDisallow: /dir/\n",
+            "User-agent: *\nDisallow: /dir/private.html\n"
+            "Disallow: /dir/tmp.html\nDisallow: /dir/\n",
             "x",
             "/dir/other.html",
             False,
         ),
         (
-            "User-agent: *\nDisallow: /dir/private.html\nDisallow: /dir/tmp.html\nDisallow: /dir/\n",
+            "User-agent: *\nDisallow: /dir/private.html\n"
+            "Disallow: /dir/tmp.html\nDisallow: /dir/\n",
             "x",
             "/dir",
             True,

@@ -1,0 +1,101 @@
+"""Fixtures for the end-to-end tests: real origins, a real mitmdump, real clients.
+
+Clients reach origins only through proxy settings (environment variables for curl, ``proxies=``
+for requests, ``proxy=`` for httpx); every wait is bounded so no test can hang.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .servers import (
+    CLIENTS,
+    PROXY_ENV_VARS,
+    CertAuthority,
+    Client,
+    Origin,
+    Proxy,
+    make_test_ca,
+)
+
+
+@pytest.fixture(autouse=True)
+def _no_proxy_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nothing from the caller's environment may send a client around (or to another) proxy."""
+    for name in PROXY_ENV_VARS:
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def proxy(tmp_path: Path, test_ca: CertAuthority) -> Iterator[Callable[..., Proxy]]:
+    """Factory: ``proxy(robots_mode="monitor", ...)`` starts mitmdump with those ``--set``s.
+
+    ``trust_test_ca=True`` makes it trust the test CA for upstream TLS
+    (``ssl_verify_upstream_trusted_ca``).
+    """
+    started: list[Proxy] = []
+
+    def start(*, trust_test_ca: bool = False, **options: Any) -> Proxy:
+        if trust_test_ca:
+            options["ssl_verify_upstream_trusted_ca"] = str(test_ca.ca_pem)
+        p = Proxy(tmp_path / f"proxy{len(started)}", options)
+        started.append(p)
+        return p
+
+    yield start
+    for p in started:
+        p.stop()
+
+
+# --- origins -----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def test_ca() -> Iterator[CertAuthority]:
+    with tempfile.TemporaryDirectory(prefix="robotsgate-e2e-ca-") as d:
+        yield make_test_ca(Path(d))
+
+
+@pytest.fixture
+def origin() -> Iterator[Callable[..., Origin]]:
+    """Factory: ``origin(host="127.0.0.1", robots=None)`` starts a plain HTTP origin."""
+    started: list[Origin] = []
+
+    def start(host: str = "127.0.0.1", robots: str | bytes | None = None) -> Origin:
+        o = Origin(host)
+        if robots is not None:
+            o.set_robots(robots)
+        started.append(o)
+        return o
+
+    yield start
+    for o in started:
+        o.stop()
+
+
+@pytest.fixture
+def https_origin(test_ca: CertAuthority) -> Iterator[Callable[..., Origin]]:
+    """Factory: like ``origin`` but speaking TLS with a certificate from the test CA."""
+    started: list[Origin] = []
+
+    def start(host: str = "127.0.0.1", robots: str | bytes | None = None) -> Origin:
+        o = Origin(host, tls=test_ca.server_context())
+        if robots is not None:
+            o.set_robots(robots)
+        started.append(o)
+        return o
+
+    yield start
+    for o in started:
+        o.stop()
+
+
+@pytest.fixture(params=sorted(CLIENTS))
+def client(request: pytest.FixtureRequest) -> Client:
+    """Each of curl, requests and httpx in turn."""
+    return CLIENTS[request.param]
