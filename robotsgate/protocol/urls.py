@@ -15,12 +15,14 @@ _KEEP = frozenset(_UNRESERVED | frozenset(b"%:/?#[]@!&'()+,;="))
 # Something normalize() would change: an escape with lower-case hex, an escape of an unreserved
 # character (%41 = A, %2D = -, ...), a lone '%', or a character outside the reserved and
 # unreserved sets. Upper-case escapes of other octets (%E3%83%AD) are already normal.
+_ODD = re.compile(r"[^A-Za-z0-9\-._~:/?#\[\]@!&'()+,;=]")
 _CHANGES = re.compile(
     r"%(?:[a-f][0-9A-Fa-f]|[0-9A-F][a-f]|2[DE]|3[0-9]|4[1-9A-F]|5[0-9AF]|6[1-9A-F]|7[0-9AE])"
     r"|%(?![0-9A-Fa-f]{2})|[^A-Za-z0-9\-._~:/?#\[\]@!&'()+,;=%]")
 _ESCAPE = re.compile(rb"%([0-9A-Fa-f]{2})")
 # What normalize_bytes changes: escapes, and single octets outside _KEEP (a lone '%' included).
-_SPECIAL = re.compile(rb"%[0-9A-Fa-f]{2}|[^A-Za-z0-9\-._~:/?#\[\]@!&'()+,;=]")
+_SPECIAL = re.compile(rb"%[0-9A-Fa-f]{2}|[\x80-\xff]+|[^A-Za-z0-9\-._~:/?#\[\]@!&'()+,;=]")
+_PERCENT = tuple(b"%%%02X" % byte for byte in range(256))
 # scheme://authority, the common shape of a full URL; anything else takes the general road.
 _ABSOLUTE = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^/?;#]*([^#]*)", re.DOTALL)
 _PATH_START = re.compile(r"[/?;]")
@@ -68,8 +70,10 @@ def _utf8(text: str) -> bytes:
 
 def normalize(text: str) -> str:
     """RFC 9309 normal form of a path (see normalize_bytes)."""
-    if not _CHANGES.search(text):
-        return text  # the common case: already in normal form
+    # The common case, already in normal form: first the cheap test (one character class, no
+    # '%' and nothing outside the reserved and unreserved sets), then the exact one.
+    if not _ODD.search(text) or not _CHANGES.search(text):
+        return text
     return normalize_bytes(_utf8(text))
 
 
@@ -85,10 +89,11 @@ def normalize_bytes(raw: bytes) -> str:
 
 def _normal_form(found: re.Match[bytes]) -> bytes:
     text = found[0]
-    if len(text) == 3:  # an escape
+    if text[0] == 0x25 and len(text) == 3:  # an escape
         value = int(text[1:], 16)
         return bytes((value,)) if value in _UNRESERVED else b"%" + text[1:].upper()
-    return b"%%%02X" % text[0]  # a lone '%' is a literal percent sign: %25
+    # A run of UTF-8 (one call for the whole run), or one octet; a lone '%' becomes %25.
+    return b"".join([_PERCENT[byte] for byte in text])
 
 
 def rfc_pattern(value: bytes) -> str:
