@@ -6,6 +6,7 @@ through). Any exception on the way fails closed: 503, never forwarded.
 """
 
 import asyncio
+import contextlib
 import logging
 import re
 import ssl
@@ -19,7 +20,8 @@ from mitmproxy import ctx, exceptions, http
 
 from robotsgate.audit import AuditLog, AuditRecord, Event, timestamp
 from robotsgate.fetch import Fetcher
-from robotsgate.gate import Gate, GateConfig, Origin, Request, Verdict
+from robotsgate.gate import Gate, GateConfig, Origin, Request, Verdict, same_authority
+from robotsgate.identity import AgentMap, Identity, is_product
 from robotsgate.pacing import Pacer, parse_retry_after
 from robotsgate.protocol import SEMANTICS
 from robotsgate.store import MemoryStore
@@ -30,6 +32,8 @@ _TOKEN = re.compile(r"[A-Za-z_-]+")
 MODES = ("enforce", "monitor")
 PATH_CASES = ("sensitive", "insensitive")
 LONG_DELAY = ("clamp", "refuse")
+AUDIT_FAILURE = ("closed", "continue")
+_IDENTITY = "robotsgate.identity"  # flow.metadata: who the request was decided for
 _DELAY_MS = "robotsgate.delay_ms"  # flow.metadata: the wait applied before forwarding
 _ANSWERED = "robotsgate.answered"  # flow.metadata: the response is the proxy's own
 # Options whose change rebuilds the gate (and so forgets cached robots.txt files).
@@ -39,6 +43,10 @@ _GATE_OPTIONS = frozenset({
     "robots_max_wait", "robots_max_crawl_delay", "robots_on_long_delay",
     "robots_pacing_margin_ms", "ssl_insecure",
     "ssl_verify_upstream_trusted_ca", "ssl_verify_upstream_trusted_confdir", "mode"})
+
+
+class AuditUnwritable(Exception):
+    """The audit log cannot be written and robots_audit_failure is "closed"."""
 
 
 class RobotsGate:
@@ -57,11 +65,24 @@ class RobotsGate:
         self.gate: Gate | None = None
         self._fetcher: Fetcher | None = None
         self._audit: AuditLog | None = None
+        self._agents: AgentMap | None = None
+        self._audit_failures = 0
 
     def load(self, loader: Any) -> None:
         loader.add_option("robots_agent", str, "",
                           "Product token to obey robots.txt as, for all traffic (e.g. MyBot). "
                           "Unset: each request's User-Agent header picks the group.")
+        loader.add_option("robots_agents", Sequence[str], [],
+                          "Product tokens for clients, one KEY=Token per entry: KEY is a "
+                          "proxy-auth user name, a client address or a network (10.0.0.0/8). "
+                          "Takes precedence over robots_agent and the User-Agent header.")
+        loader.add_option("robots_require_agent", bool, False,
+                          "Answer 407 to requests whose bot cannot be identified (no map entry, "
+                          "no proxy-auth user, no robots_agent and no User-Agent).")
+        loader.add_option("robots_audit_failure", str, "closed",
+                          "When the audit log cannot be written: closed answers 503 instead of "
+                          "forwarding or blocking unrecorded; continue logs the error and goes on.",
+                          choices=AUDIT_FAILURE)
         loader.add_option("robots_mode", str, "enforce",
                           "enforce: answer disallowed requests with 403. monitor: decide and "
                           "audit, but forward everything.", choices=MODES)
@@ -108,6 +129,12 @@ class RobotsGate:
         _choice("robots_semantics", opts.robots_semantics, SEMANTICS)
         _choice("robots_path_case", opts.robots_path_case, PATH_CASES)
         _choice("robots_on_long_delay", opts.robots_on_long_delay, LONG_DELAY)
+        _choice("robots_audit_failure", opts.robots_audit_failure, AUDIT_FAILURE)
+        if "robots_agents" in updated or self._agents is None:
+            try:
+                self._agents = AgentMap.parse(opts.robots_agents)
+            except ValueError as exc:
+                raise exceptions.OptionsError(f"robots_agents: {exc}") from exc
         if "robots_agent" in updated and opts.robots_agent and \
                 not _TOKEN.fullmatch(opts.robots_agent):
             raise exceptions.OptionsError(
@@ -166,19 +193,98 @@ class RobotsGate:
             return
         try:
             await self._decide(flow)
+        except AuditUnwritable:
+            # robots_audit_failure=closed: nothing passes (or is blocked) unrecorded.
+            self._answer(flow, 503, "audit-unavailable",
+                         "robotsgate cannot write its audit log; nothing is forwarded until it "
+                         "can.\n", {"Retry-After": "60"})
         except Exception:
             # Fail closed: whatever went wrong, the request is not forwarded.
             logger.exception("robotsgate: internal error deciding %s", flow.request.pretty_url)
             self._answer(flow, 503, "internal-error",
                          "robotsgate could not decide this request; it was not forwarded.\n",
                          {"Retry-After": "60"})
-            self._record(flow, "block", "internal-error", 503, None)
+            with contextlib.suppress(AuditUnwritable):  # already failing closed
+                self._record(flow, "block", "internal-error", 503, None)
+
+    def _identify(self, flow: http.HTTPFlow) -> Identity:
+        assert self._agents is not None
+        auth = flow.metadata.get("proxyauth")
+        peer = flow.client_conn.peername
+        identity = self._agents.resolve(
+            user=auth[0] if isinstance(auth, tuple) and auth else None,
+            address=peer[0] if peer else None, agent_option=ctx.options.robots_agent or None)
+        flow.metadata[_IDENTITY] = identity
+        return identity
+
+    def _refuse_unidentified(self, flow: http.HTTPFlow, identity: Identity) -> bool:
+        """robots_require_agent: 407 when nothing says which bot this is."""
+        if not ctx.options.robots_require_agent or identity.token is not None or \
+                is_product(flow.request.headers.get("user-agent", "")):
+            return False
+        self._record(flow, "block", "unidentified", 407, None)
+        self._answer(flow, 407, "unidentified",
+                     "robotsgate needs to know which bot this is. Send a User-Agent that names "
+                     "your bot (e.g. MyBot/1.0), or authenticate to the proxy with your bot's "
+                     "name, or ask the operator to map your address (robots_agents).\n",
+                     {"Proxy-Authenticate": 'Basic realm="robotsgate"'})
+        return True
+
+    def _refuse_misdirected(self, flow: http.HTTPFlow) -> bool:
+        """A Host header naming another host than the request goes to: 400."""
+        req = flow.request
+        claimed = req.headers.get("host") or req.authority
+        if not claimed or same_authority(claimed, req.scheme, req.host, req.port):
+            return False
+        self._record(flow, "block", "host-mismatch", 400, None)
+        self._answer(flow, 400, "host-mismatch",
+                     f"The Host header ({claimed}) names another host than the request goes to "
+                     f"({req.host}:{req.port}); robotsgate decides for the real target only.\n",
+                     {})
+        return True
+
+    async def http_connect(self, flow: http.HTTPFlow) -> None:
+        """A tunnel mitmproxy will not intercept is decided now, on the host alone."""
+        if flow.response is not None or self.gate is None or \
+                not _not_intercepted(flow.request.host, flow.request.port):
+            return  # intercepted: every request inside is decided on its own
+        try:
+            req = flow.request
+            identity = self._identify(flow)
+            scheme = "http" if req.port == 80 else "https"
+            verdict = await self.gate.check_host(Origin.of(scheme, req.host, req.port),
+                                                 req.headers.get("user-agent"), identity.token)
+            if verdict.action == "forward":
+                self._record(flow, "tunnel", "not-intercepted", None, verdict)
+                return
+            status = verdict.status or 503
+            if ctx.options.robots_mode == "monitor":
+                self._record(flow, "would-block", verdict.reason, status, verdict)
+                return
+            self._record(flow, "block", verdict.reason, status, verdict)
+            self._answer(flow, status, verdict.reason,
+                         f"robots.txt of {req.host} ({verdict.robots_url}) "
+                         + ("disallows everything for this agent; "
+                            if verdict.action == "block" else "could not be fetched; ")
+                         + "this tunnel, which the proxy cannot see into, is refused.\n",
+                         {"Retry-After": str(verdict.retry_after)} if verdict.retry_after else {},
+                         verdict)
+        except Exception:
+            logger.exception("robotsgate: internal error deciding CONNECT %s", flow.request.host)
+            self._answer(flow, 503, "internal-error", "robotsgate could not decide this tunnel; "
+                         "it was refused.\n", {"Retry-After": "60"})
+            with contextlib.suppress(AuditUnwritable):  # already failing closed
+                self._record(flow, "block", "internal-error", 503, None)
 
     async def _decide(self, flow: http.HTTPFlow) -> None:
         assert self.gate is not None
         req = flow.request
+        identity = self._identify(flow)
+        if self._refuse_misdirected(flow) or self._refuse_unidentified(flow, identity):
+            return
         verdict = await self.gate.check(Request(
-            Origin.of(req.scheme, req.host, req.port), req.path, req.headers.get("user-agent")))
+            Origin.of(req.scheme, req.host, req.port), req.path, req.headers.get("user-agent"),
+            identity.token))
         if verdict.action == "forward":
             await self._forward(flow, verdict)
             return
@@ -248,9 +354,10 @@ class RobotsGate:
         rule = decision.rule if decision else None
         group = decision.group if decision else None
         peer = flow.client_conn.peername
-        self._audit.write(AuditRecord(
+        identity = flow.metadata.get(_IDENTITY)
+        record = AuditRecord(
             ts=timestamp(self._clock()), event=event, reason=reason, status=status,
-            agent=verdict.agent if verdict else (ctx.options.robots_agent or "*"),
+            agent=verdict.agent if verdict else (identity.token if identity else None) or "*",
             user_agent=req.headers.get("user-agent"),
             client=f"{peer[0]}:{peer[1]}" if peer else None, method=req.method,
             url=req.pretty_url, robots_url=verdict.robots_url if verdict else None,
@@ -261,7 +368,19 @@ class RobotsGate:
             rule=f"{rule.directive.capitalize()}: {rule.pattern}" if rule else None,
             line=rule.line if rule else None,
             delay_ms=round(verdict.wait * 1000) if verdict else 0, mode=ctx.options.robots_mode,
-            asked_delay_ms=_ms(verdict.asked_delay) if verdict else None))
+            asked_delay_ms=_ms(verdict.asked_delay) if verdict else None,
+            agent_source=identity.source if identity else None,
+            user_agent_mismatch=identity.mismatch(req.headers.get("user-agent"))
+            if identity else None)
+        try:
+            self._audit.write(record)
+        except OSError as exc:
+            self._audit_failures += 1
+            if self._audit_failures == 1 or self._audit_failures % 1000 == 0:
+                logger.error("robotsgate: cannot write the audit log %s (%d failures so far): "
+                             "%s", self._audit.path, self._audit_failures, exc)
+            if ctx.options.robots_audit_failure == "closed":
+                raise AuditUnwritable(str(exc)) from exc
 
 
 _MESSAGES = {
@@ -275,6 +394,19 @@ _MESSAGES = {
     "visit-time": "This site's robots.txt allows visits only in its Visit-time window; it opens "
                   "in {v.retry_after} s.\n",
 }
+
+
+def _not_intercepted(host: str, port: int) -> bool:
+    """Whether mitmproxy will pass this CONNECT through unseen (ignore_hosts, allow_hosts).
+
+    Mirrors mitmproxy's own test on "host:port" (next_layer.py), case-insensitively.
+    """
+    opts = ctx.options
+    address = f"{host}:{port}"
+    if opts.allow_hosts and not any(re.search(rex, address, re.IGNORECASE)
+                                    for rex in opts.allow_hosts):
+        return True
+    return any(re.search(rex, address, re.IGNORECASE) for rex in opts.ignore_hosts)
 
 
 def _ms(seconds: float | None) -> int | None:

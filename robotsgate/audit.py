@@ -12,7 +12,8 @@ from typing import Literal
 
 # block: the proxy answered itself (403, 429, 503); would-block: it would have, in monitor mode;
 # delay: forwarded after a politeness wait, or with a Crawl-delay cut down to the maximum.
-Event = Literal["block", "would-block", "delay"]
+# tunnel: a CONNECT the proxy lets through without seeing inside (mitmproxy ignore_hosts).
+Event = Literal["block", "would-block", "delay", "tunnel"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +37,8 @@ class AuditRecord:
     delay_ms: int
     mode: str  # enforce | monitor
     asked_delay_ms: int | None = None  # the site's Crawl-delay when it was clamped or refused
+    agent_source: str | None = None  # map-user | map-address | proxyauth | option | user-agent
+    user_agent_mismatch: bool | None = None  # a configured token the User-Agent does not name
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), ensure_ascii=False, separators=(",", ":"))

@@ -5,6 +5,7 @@ everything below it can be driven without a proxy, with an injected clock, fetch
 """
 
 import asyncio
+import contextlib
 import hashlib
 import math
 from collections.abc import Callable
@@ -16,6 +17,7 @@ from cachetools import LRUCache
 from robotsgate.fetch import FetchResult
 from robotsgate.pacing import Pacer, Refusal, seconds_until_open
 from robotsgate.protocol import Decision, RobotsTxt
+from robotsgate.protocol.urls import server_equivalent
 from robotsgate.store import RobotsEntry, Store
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -32,8 +34,13 @@ class Origin:
     @classmethod
     def of(cls, scheme: str, host: str, port: int | None) -> "Origin":
         scheme = scheme.lower()
-        # example.com. and EXAMPLE.com are example.com; the default port is no port.
-        host = host.lower().rstrip(".")
+        # example.com. and EXAMPLE.com are example.com; the default port is no port; an
+        # internationalised name has one form, its punycode (bücher.example is xn--bcher-kva...).
+        host = host.rstrip(".").lower()
+        if not host.isascii():
+            # An invalid name stays as it is: it will not resolve either.
+            with contextlib.suppress(UnicodeError):
+                host = host.encode("idna").decode("ascii")
         return cls(scheme, host, port or _DEFAULT_PORTS.get(scheme, 80))
 
     @property
@@ -50,11 +57,27 @@ class Origin:
         return host if self.port == default else f"{host}:{self.port}"
 
 
+def same_authority(claimed: str, scheme: str, host: str, port: int) -> bool:
+    """Whether a Host header (`host[:port]`, IPv6 in brackets) names the request's target."""
+    claimed = claimed.strip()
+    if claimed.startswith("["):
+        name, _, rest = claimed[1:].partition("]")
+        port_text = rest.removeprefix(":")
+    else:
+        name, _, port_text = claimed.rpartition(":") if ":" in claimed else (claimed, "", "")
+    try:
+        claimed_port = int(port_text) if port_text else None
+    except ValueError:
+        return False
+    return Origin.of(scheme, name, claimed_port) == Origin.of(scheme, host, port)
+
+
 @dataclass(frozen=True, slots=True)
 class Request:
     origin: Origin
     path: str  # path and query, as sent
     user_agent: str | None
+    agent: str | None = None  # the product token, when known from configuration
 
 
 # forward: after `wait` seconds. block: 403, a rule disallows it. unavailable: 503, robots.txt
@@ -124,15 +147,25 @@ class Gate:
         origin = request.origin
         if request.path == "/robots.txt" or request.path.startswith("/robots.txt?"):
             # The bot's own robots.txt request goes through untouched (no fetch of ours first).
-            return Verdict("forward", "robots.txt", self.config.agent or "*", origin.robots_url)
+            return Verdict("forward", "robots.txt", request.agent or self.config.agent or "*",
+                           origin.robots_url)
         entry = await self.entry(origin, request.user_agent)
         if entry.robots is None:
             retry = max(1, math.ceil(entry.expires_at - self._clock()))
-            return Verdict("unavailable", "robots-unavailable", self.config.agent or "*",
+            return Verdict("unavailable", "robots-unavailable",
+                           request.agent or self.config.agent or "*",
                            origin.robots_url, entry, retry_after=retry)
         robots = entry.robots
-        agent = self.config.agent or robots.agent_for(request.user_agent or "")
+        agent = request.agent or self.config.agent or robots.agent_for(request.user_agent or "")
         decision = robots.decide(agent, request.path)
+        if decision.allowed:
+            # What the server will really serve may be another path (/a/../private,
+            # /%70rivate): when it is, deny if either reading is denied.
+            equivalent = server_equivalent(request.path)
+            if equivalent != request.path:
+                other = robots.decide(agent, equivalent)
+                if not other.allowed:
+                    decision = other
         if not decision.allowed:
             return Verdict("block", "disallowed", agent, origin.robots_url, entry, decision)
         verdict = Verdict("forward", "allowed", agent, origin.robots_url, entry, decision)
@@ -180,6 +213,24 @@ class Gate:
         if interval > 0:
             interval += config.pacing_margin
         return interval, why, asked
+
+    async def check_host(self, origin: Origin, user_agent: str | None,
+                         agent: str | None) -> Verdict:
+        """For a tunnel the proxy cannot see into: the host alone decides.
+
+        Refused when robots.txt disallows everything for the agent, or cannot be fetched.
+        """
+        entry = await self.entry(origin, user_agent)
+        agent = agent or self.config.agent
+        if entry.robots is None:
+            retry = max(1, math.ceil(entry.expires_at - self._clock()))
+            return Verdict("unavailable", "robots-unavailable", agent or "*", origin.robots_url,
+                           entry, retry_after=retry)
+        agent = agent or entry.robots.agent_for(user_agent or "")
+        if entry.robots.disallows_all(agent):
+            return Verdict("block", "disallowed-host", agent, origin.robots_url, entry,
+                           entry.robots.decide(agent, "/"))
+        return Verdict("forward", "tunnel", agent, origin.robots_url, entry)
 
     async def entry(self, origin: Origin, user_agent: str | None) -> RobotsEntry:
         """The origin's robots.txt, fetched when missing or expired; one fetch per origin."""

@@ -181,6 +181,22 @@ class RobotsTxt:
     def allowed(self, agent: str, url: str) -> bool:
         return self.decide(agent, url).allowed
 
+    def disallows_all(self, agent: str) -> bool:
+        """Whether every path but /robots.txt is disallowed for `agent`.
+
+        True when a Disallow rule matches every path ("/", "*", "/*") and no Allow rule could
+        carve anything out of it: what a proxy can decide knowing only the host.
+        """
+        policy = self._policy(agent)
+        if policy is None:
+            return False
+        patterns = [p for group in policy.groups for p in group.compiled]
+        rules = [rule for group in policy.groups for rule in group.rules]
+        if any(rule.allow and pattern for rule, pattern in zip(rules, patterns, strict=True)):
+            return False
+        return any(not rule.allow and pattern.rstrip("*") in ("", "/") and pattern != ""
+                   for rule, pattern in zip(rules, patterns, strict=True))
+
     def groups_for(self, agent: str) -> tuple[Group, ...]:
         """The groups that apply to `agent` (merged, in file order); () when none does."""
         policy = self._policy(agent)

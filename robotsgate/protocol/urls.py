@@ -127,3 +127,47 @@ def google_escape(text: bytes) -> str:
         out.append("%" + _HEX[byte >> 4] + _HEX[byte & 15] if byte >= 0x80 else chr(byte))
         i += 1
     return "".join(out)
+
+
+# Where a server may see another path than the one written: escapes, dot segments, doubled
+# slashes, ;params. None of these in a path means there is no other form to check.
+_SUSPECT = re.compile(r"%|/\.|//|;|\\")
+_UNRESERVED_ESCAPE = re.compile(
+    r"%(?:2[DEde]|3[0-9]|4[1-9A-Fa-f]|5[0-9AaFf]|6[1-9A-Fa-f]|7[0-9AaEe])")
+_PARAMS = re.compile(r";[^/]*")
+_SLASHES = re.compile(r"/{2,}")
+
+
+def server_equivalent(path: str) -> str:
+    """The path as a lenient server would resolve it, for deciding what it will really serve.
+
+    Unreserved escapes decoded (/%70rivate is /private), ';params' removed from segments
+    (/private;x=1/a), runs of slashes collapsed (//private), backslashes read as slashes, and dot
+    segments resolved (/a/../private, /./private) as RFC 3986 §5.2.4 does. The query is kept as
+    it is. Returns `path` itself when there is nothing to resolve.
+    """
+    if not _SUSPECT.search(path):
+        return path
+    target, mark, query = path.partition("?")
+    target = _UNRESERVED_ESCAPE.sub(lambda m: chr(int(m[0][1:], 16)), target)
+    target = _SLASHES.sub("/", _PARAMS.sub("", target.replace("\\", "/")))
+    resolved = _remove_dot_segments(target) or "/"
+    return resolved + mark + query
+
+
+def _remove_dot_segments(path: str) -> str:
+    output: list[str] = []
+    segments = path.split("/")
+    for index, segment in enumerate(segments):
+        last = index == len(segments) - 1
+        if segment == "..":
+            if len(output) > 1:
+                output.pop()
+            if last:
+                output.append("")
+        elif segment == ".":
+            if last:
+                output.append("")
+        else:
+            output.append(segment)
+    return "/".join(output)

@@ -1,0 +1,89 @@
+"""Which bot is this? Product tokens for requests, from configuration before headers.
+
+Several bots can share one proxy. Each request's product token comes from, in this order:
+the `robots_agents` map (by proxy-auth user name, then by client address or network), the
+proxy-auth user name itself, the `robots_agent` option, and only then the User-Agent header --
+which the bot controls, so it is the weakest source.
+"""
+
+import ipaddress
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+_TOKEN = re.compile(r"[A-Za-z_-]+")
+Source = Literal["map-user", "map-address", "proxyauth", "option", "user-agent"]
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    token: str | None  # None: decide by the User-Agent header
+    source: Source
+
+    def mismatch(self, user_agent: str | None) -> bool | None:
+        """Whether a configured token is missing from the User-Agent; None when not configured."""
+        if self.token is None or self.source == "user-agent":
+            return None
+        return self.token.lower() not in (user_agent or "").lower()
+
+
+def is_token(text: str) -> bool:
+    return _TOKEN.fullmatch(text) is not None
+
+
+@dataclass(frozen=True, slots=True)
+class AgentMap:
+    users: dict[str, str]
+    networks: tuple[tuple[Network, str], ...]  # most specific first
+
+    @classmethod
+    def parse(cls, entries: Iterable[str]) -> "AgentMap":
+        """Entries `KEY=Token`; KEY is an IP address or network (CIDR), else a user name.
+
+        Raises ValueError naming the entry that cannot be read.
+        """
+        users: dict[str, str] = {}
+        networks: list[tuple[Network, str]] = []
+        for entry in entries:
+            key, sep, token = entry.partition("=")
+            key, token = key.strip(), token.strip()
+            if not sep or not key or not is_token(token):
+                raise ValueError(f"{entry!r} is not KEY=Token (KEY a user name, an address or a "
+                                 f"network such as 10.0.0.0/8; Token letters, '-' and '_')")
+            key = key.removeprefix("user:")
+            try:
+                network = ipaddress.ip_network(key, strict=False)
+            except ValueError:
+                users[key] = token
+            else:
+                networks.append((network, token))
+        networks.sort(key=lambda item: item[0].prefixlen, reverse=True)
+        return cls(users, tuple(networks))
+
+    def resolve(self, *, user: str | None, address: str | None,
+                agent_option: str | None) -> Identity:
+        if user is not None and user in self.users:
+            return Identity(self.users[user], "map-user")
+        if address is not None and self.networks:
+            try:
+                ip = ipaddress.ip_address(address.split("%", 1)[0])
+            except ValueError:
+                ip = None
+            if ip is not None:
+                if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+                    ip = ip.ipv4_mapped  # ::ffff:10.0.0.1 is 10.0.0.1
+                for network, token in self.networks:
+                    if ip.version == network.version and ip in network:
+                        return Identity(token, "map-address")
+        if user is not None and is_token(user):
+            return Identity(user, "proxyauth")
+        if agent_option:
+            return Identity(agent_option, "option")
+        return Identity(None, "user-agent")
+
+
+def is_product(user_agent: str) -> bool:
+    """Whether a User-Agent header names any product at all (so that it can pick a group)."""
+    return _TOKEN.search(user_agent) is not None
