@@ -2,6 +2,8 @@
 
 import asyncio
 import gzip
+import tracemalloc
+import zlib
 from collections.abc import Awaitable, Callable
 
 import httpx
@@ -207,17 +209,47 @@ async def test_only_the_first_500_kib_are_read():
     assert len(result.body) == MAX_BYTES
 
 
-async def test_a_gzip_bomb_is_decoded_no_further_than_the_cap():
-    bomb = gzip.compress(b"User-agent: *\nDisallow: /x\n" + b"\0" * 50_000_000)
+class Chunks(httpx.AsyncByteStream):
+    """A body that arrives in pieces, as from a socket."""
+
+    def __init__(self, data: bytes, size: int = 16_384) -> None:
+        self.data, self.size = data, size
+
+    async def __aiter__(self):  # type: ignore[override]
+        for start in range(0, len(self.data), self.size):
+            yield self.data[start : start + self.size]
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "deflate"])
+async def test_a_compression_bomb_is_inflated_no_further_than_the_cap(encoding):
+    plain = b"User-agent: *\nDisallow: /x\n" + b"\0" * 200_000_000
+    bomb = gzip.compress(plain) if encoding == "gzip" else zlib.compress(plain)
+    del plain
 
     async def explode(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(200, headers={"Content-Encoding": "gzip"}, content=bomb)
+        return httpx.Response(200, headers={"Content-Encoding": encoding}, stream=Chunks(bomb))
 
     fetcher = Fetcher(timeout=5, transport=httpx.MockTransport(explode))
-    result = await fetcher.fetch("http://example.com/robots.txt", None)
+    tracemalloc.start()
+    try:
+        result = await fetcher.fetch("http://example.com/robots.txt", None)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
     assert result.outcome == "ok"
     assert len(result.body) == MAX_BYTES
     assert result.body.startswith(b"User-agent: *\nDisallow: /x\n")
+    assert peak < 8 * MAX_BYTES, f"inflating took {peak:,} bytes at its peak"
+
+
+async def test_an_encoding_that_was_not_asked_for_is_unreachable():
+    async def brotli(request: httpx.Request) -> httpx.Response:
+        assert request.headers["accept-encoding"] == "gzip, deflate"
+        return httpx.Response(200, headers={"Content-Encoding": "br"}, stream=Chunks(b"xx"))
+
+    fetcher = Fetcher(timeout=5, transport=httpx.MockTransport(brotli))
+    result = await fetcher.fetch("http://example.com/robots.txt", None)
+    assert result.outcome == "unreachable" and "br" in (result.error or "")
 
 
 async def test_the_fetch_sends_the_bots_user_agent():
