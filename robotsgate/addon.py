@@ -9,6 +9,7 @@ import asyncio
 import contextlib
 import logging
 import re
+import signal
 import ssl
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -18,11 +19,15 @@ import certifi
 import httpx
 from mitmproxy import ctx, exceptions, http
 
+from robotsgate.archive import RobotsArchive
 from robotsgate.audit import AuditLog, AuditRecord, Event, timestamp
 from robotsgate.fetch import Fetcher
+from robotsgate.fleet import FALLBACKS, Fleet, SharedStateUnavailable, check_prefix, check_url
 from robotsgate.gate import Gate, GateConfig, Origin, Request, Verdict, same_authority
 from robotsgate.identity import AgentMap, Identity, is_product
+from robotsgate.metrics import Metrics, MetricsServer
 from robotsgate.pacing import Pacer, parse_retry_after
+from robotsgate.pages import PageConfig, Pages
 from robotsgate.protocol import SEMANTICS
 from robotsgate.store import MemoryStore
 
@@ -41,7 +46,8 @@ _GATE_OPTIONS = frozenset({
     "robots_agent", "robots_semantics", "robots_path_case", "robots_cache_ttl",
     "robots_cache_size", "robots_error_ttl", "robots_fetch_timeout", "robots_min_delay_ms",
     "robots_max_wait", "robots_max_crawl_delay", "robots_on_long_delay",
-    "robots_pacing_margin_ms", "ssl_insecure",
+    "robots_pacing_margin_ms", "robots_archive_dir", "ssl_insecure",
+    "robots_redis", "robots_redis_prefix", "robots_redis_fallback",
     "ssl_verify_upstream_trusted_ca", "ssl_verify_upstream_trusted_confdir", "mode"})
 
 
@@ -64,9 +70,14 @@ class RobotsGate:
         self._transport = transport
         self.gate: Gate | None = None
         self._fetcher: Fetcher | None = None
+        self._fleet: Fleet | None = None  # robots_redis: the state shared with other proxies
         self._audit: AuditLog | None = None
         self._agents: AgentMap | None = None
         self._audit_failures = 0
+        self.metrics = Metrics()  # this addon's own registry; served when robots_metrics_port
+        self._metrics_server: MetricsServer | None = None
+        self._sighup = False
+        self.pages: Pages | None = None  # page-level signals and the nofollow memory
 
     def load(self, loader: Any) -> None:
         loader.add_option("robots_agent", str, "",
@@ -121,6 +132,17 @@ class RobotsGate:
                           "clamp: use robots_max_crawl_delay instead of a longer Crawl-delay. "
                           "refuse: answer 429 to every request to such a host.",
                           choices=LONG_DELAY)
+        loader.add_option("robots_redis", str, "",
+                          "redis://host:port/db: share robots.txt and politeness with every "
+                          "proxy on this Redis (fleet mode). Unset: this process's memory.")
+        loader.add_option("robots_redis_prefix", str, "robotsgate:",
+                          "Prefix of every Redis key and channel robotsgate uses.")
+        loader.add_option("robots_redis_fallback", str, "closed",
+                          "While Redis is unreachable: closed answers 503; local uses this "
+                          "proxy's own memory (politeness no longer shared).",
+                          choices=FALLBACKS)
+        _tooling_options(loader)
+        _page_options(loader)
         _apply_deferred(loader.master.options)
 
     def configure(self, updated: set[str]) -> None:
@@ -129,6 +151,14 @@ class RobotsGate:
         _choice("robots_semantics", opts.robots_semantics, SEMANTICS)
         _choice("robots_path_case", opts.robots_path_case, PATH_CASES)
         _choice("robots_on_long_delay", opts.robots_on_long_delay, LONG_DELAY)
+        _choice("robots_redis_fallback", opts.robots_redis_fallback, FALLBACKS)
+        for name, check in (("robots_redis", check_url), ("robots_redis_prefix", check_prefix)):
+            value = getattr(opts, name)
+            if value or name == "robots_redis_prefix":
+                try:
+                    check(value)
+                except ValueError as exc:
+                    raise exceptions.OptionsError(f"{name}: {exc}") from exc
         _choice("robots_audit_failure", opts.robots_audit_failure, AUDIT_FAILURE)
         if "robots_agents" in updated or self._agents is None:
             try:
@@ -148,14 +178,21 @@ class RobotsGate:
         _in_range("robots_max_wait", opts.robots_max_wait, 0, 3600)
         _in_range("robots_pacing_margin_ms", opts.robots_pacing_margin_ms, 0, 1000)
         _in_range("robots_max_crawl_delay", opts.robots_max_crawl_delay, 1, 86_400)
-        if "robots_audit_log" in updated or self._audit is None:
+        _in_range("robots_audit_max_bytes", opts.robots_audit_max_bytes, 0, 2**50)
+        _in_range("robots_audit_keep", opts.robots_audit_keep, 1, 1000)
+        _in_range("robots_metrics_port", opts.robots_metrics_port, 0, 65_535)
+        if updated & _AUDIT_OPTIONS or self._audit is None:
             self._open_audit(opts.robots_audit_log)
+        if updated & {"robots_metrics_port", "robots_metrics_host"}:
+            self._serve_metrics(opts.robots_metrics_host, opts.robots_metrics_port)
+        self._configure_pages(updated)
         if self.gate is None or updated & _GATE_OPTIONS:
             self._build_gate()
 
     def _open_audit(self, path: str) -> None:
         try:
-            audit = AuditLog(path)
+            audit = AuditLog(path, max_bytes=ctx.options.robots_audit_max_bytes,
+                             keep=ctx.options.robots_audit_keep)
         except OSError as exc:
             raise exceptions.OptionsError(f"robots_audit_log: cannot open {path!r}: "
                                           f"{exc.strerror}") from exc
@@ -172,19 +209,76 @@ class RobotsGate:
             parsed_cache_size=opts.robots_cache_size, min_delay=opts.robots_min_delay_ms / 1000,
             max_crawl_delay=opts.robots_max_crawl_delay, on_long_delay=opts.robots_on_long_delay,
             pacing_margin=opts.robots_pacing_margin_ms / 1000)
+        archive = _archive(opts.robots_archive_dir)  # first: a bad directory changes nothing
         old = self._fetcher
         self._fetcher = Fetcher(timeout=opts.robots_fetch_timeout, verify=_upstream_tls(),
                                 proxy=_upstream_proxy(opts.mode), transport=self._transport)
         pacer = Pacer(self._monotonic, max_wait=opts.robots_max_wait,
                       max_hosts=opts.robots_cache_size)
-        self.gate = Gate(config, self._fetcher, MemoryStore(opts.robots_cache_size), self._clock,
-                         pacer)
+        store = MemoryStore(opts.robots_cache_size)
+        old_fleet, fleet = self._fleet, None
+        if opts.robots_redis:
+            # The in-memory store and pacer stay as the fallback for while Redis is down.
+            fleet = Fleet(opts.robots_redis, prefix=opts.robots_redis_prefix,
+                          fallback=opts.robots_redis_fallback, clock=self._clock,
+                          local_store=store, local_pacer=pacer,
+                          max_origins=opts.robots_cache_size, max_wait=opts.robots_max_wait,
+                          lock_ttl=2 * opts.robots_fetch_timeout + 5, monotonic=self._monotonic)
+        self.gate = Gate(config, self._fetcher, fleet.store if fleet else store, self._clock,
+                         fleet.pacer if fleet else pacer, metrics=self.metrics, archive=archive)
+        if fleet is not None:
+            fleet.bind(self.gate.parse)
+        self._fleet = fleet
         if old is not None:
             _close_later(old)
+        if old_fleet is not None:
+            _close_later(old_fleet)
+
+    def running(self) -> None:
+        # logrotate renames the file and sends SIGHUP: records go to a new file from then on.
+        with contextlib.suppress(NotImplementedError, RuntimeError):  # no signals, or no loop
+            asyncio.get_running_loop().add_signal_handler(signal.SIGHUP, self._reopen_audit)
+            self._sighup = True
+            logger.info("robotsgate: SIGHUP reopens the audit log")
+
+    def _reopen_audit(self) -> None:
+        if self._audit is None:
+            return
+        try:
+            self._audit.reopen()
+        except OSError as exc:
+            logger.error("robotsgate: cannot reopen the audit log %s, still writing to the old "
+                         "file: %s", self._audit.path, exc)
+            return
+        logger.info("robotsgate: audit log %s reopened", self._audit.path)
+
+    def _serve_metrics(self, host: str, port: int) -> None:
+        server = self._metrics_server
+        if server is not None and (server.host, server.port) == (host, port):
+            return  # options are set again at start-up: a restart would drop scrapes
+        if server is not None:
+            server.close()
+            self._metrics_server = None
+        if port == 0:
+            return
+        try:
+            self._metrics_server = self.metrics.serve(host, port)
+        except OSError as exc:
+            raise exceptions.OptionsError(f"robots_metrics_port: cannot listen on {host}:{port}: "
+                                          f"{exc.strerror or exc}") from exc
+        logger.info("robotsgate: metrics on http://%s:%d/metrics", host, port)
 
     async def done(self) -> None:
+        if self._sighup:
+            asyncio.get_running_loop().remove_signal_handler(signal.SIGHUP)
+            self._sighup = False
+        if self._metrics_server is not None:
+            self._metrics_server.close()
+            self._metrics_server = None
         if self._fetcher is not None:
             await self._fetcher.aclose()
+        if self._fleet is not None:
+            await self._fleet.aclose()
         if self._audit is not None:
             self._audit.close()
 
@@ -198,6 +292,13 @@ class RobotsGate:
             self._answer(flow, 503, "audit-unavailable",
                          "robotsgate cannot write its audit log; nothing is forwarded until it "
                          "can.\n", {"Retry-After": "60"})
+        except SharedStateUnavailable:
+            # robots_redis_fallback=closed; the outage itself is logged once, by the fleet.
+            self._answer(flow, 503, "redis-unavailable",
+                         "robotsgate cannot reach the Redis its fleet shares; nothing is "
+                         "forwarded until it can.\n", {"Retry-After": "5"})
+            with contextlib.suppress(AuditUnwritable):
+                self._record(flow, "block", "redis-unavailable", 503, None)
         except Exception:
             # Fail closed: whatever went wrong, the request is not forwarded.
             logger.exception("robotsgate: internal error deciding %s", flow.request.pretty_url)
@@ -244,10 +345,17 @@ class RobotsGate:
         return True
 
     async def http_connect(self, flow: http.HTTPFlow) -> None:
-        """A tunnel mitmproxy will not intercept is decided now, on the host alone."""
+        """With ignore_hosts/allow_hosts set, every tunnel is decided now, on its host alone.
+
+        mitmproxy decides to pass a connection through unseen by its CONNECT target, but also by
+        the address it connects to and by the TLS server name the client sends later -- none of
+        which is known yet. So when any host may go unseen, every CONNECT is decided on its host;
+        without those options every request inside a tunnel is decided on its own.
+        """
+        opts = ctx.options
         if flow.response is not None or self.gate is None or \
-                not _not_intercepted(flow.request.host, flow.request.port):
-            return  # intercepted: every request inside is decided on its own
+                not (opts.ignore_hosts or opts.allow_hosts):
+            return
         try:
             req = flow.request
             identity = self._identify(flow)
@@ -255,7 +363,8 @@ class RobotsGate:
             verdict = await self.gate.check_host(Origin.of(scheme, req.host, req.port),
                                                  req.headers.get("user-agent"), identity.token)
             if verdict.action == "forward":
-                self._record(flow, "tunnel", "not-intercepted", None, verdict)
+                if _not_intercepted(req.host, req.port):
+                    self._record(flow, "tunnel", "not-intercepted", None, verdict)
                 return
             status = verdict.status or 503
             if ctx.options.robots_mode == "monitor":
@@ -269,6 +378,11 @@ class RobotsGate:
                          + "this tunnel, which the proxy cannot see into, is refused.\n",
                          {"Retry-After": str(verdict.retry_after)} if verdict.retry_after else {},
                          verdict)
+        except SharedStateUnavailable:
+            self._answer(flow, 503, "redis-unavailable", "robotsgate cannot reach the Redis its "
+                         "fleet shares; this tunnel was refused.\n", {"Retry-After": "5"})
+            with contextlib.suppress(AuditUnwritable):
+                self._record(flow, "block", "redis-unavailable", 503, None)
         except Exception:
             logger.exception("robotsgate: internal error deciding CONNECT %s", flow.request.host)
             self._answer(flow, 503, "internal-error", "robotsgate could not decide this tunnel; "
@@ -280,7 +394,8 @@ class RobotsGate:
         assert self.gate is not None
         req = flow.request
         identity = self._identify(flow)
-        if self._refuse_misdirected(flow) or self._refuse_unidentified(flow, identity):
+        if self._refuse_misdirected(flow) or self._refuse_unidentified(flow, identity) or \
+                self._refuse_nofollow(flow, identity):
             return
         verdict = await self.gate.check(Request(
             Origin.of(req.scheme, req.host, req.port), req.path, req.headers.get("user-agent"),
@@ -301,27 +416,90 @@ class RobotsGate:
             v=verdict, asked=f"{verdict.asked_delay or 0:g}"), retry, verdict)
 
     async def _forward(self, flow: http.HTTPFlow, verdict: Verdict) -> None:
+        self.metrics.forwarded(verdict.reason, verdict.wait)
         if verdict.wait > 0 or verdict.asked_delay is not None:
             self._record(flow, "delay", verdict.reason, None, verdict)
         if verdict.wait > 0:
             await self._sleep(verdict.wait)
         flow.metadata[_DELAY_MS] = round(verdict.wait * 1000)
 
-    def response(self, flow: http.HTTPFlow) -> None:
+    async def response(self, flow: http.HTTPFlow) -> None:
         """Pushback: a 429 or 503 from the origin pauses its host for every bot."""
         if flow.response is None or flow.metadata.get(_ANSWERED) or self.gate is None:
             return
         delay = flow.metadata.get(_DELAY_MS)
         if delay is not None:
             flow.response.headers["X-Robotsgate-Delay-Ms"] = str(delay)
+        self._page_signals(flow)
         host = Origin.of(flow.request.scheme, flow.request.host, flow.request.port).host
         if flow.response.status_code in (429, 503):
-            pause = self.gate.pacer.pushback(host, parse_retry_after(
+            pause = await self.gate.pacer.pushback(host, parse_retry_after(
                 flow.response.headers.get("retry-after"), self._clock()))
             logger.info("robotsgate: %s answered %d: pausing it for %.1f s", host,
                         flow.response.status_code, pause)
         else:
-            self.gate.pacer.recovered(host)
+            await self.gate.pacer.recovered(host)
+
+    # -- page-level signals (robotsgate.pages) ---------------------------------------------------
+
+    def _configure_pages(self, updated: set[str]) -> None:
+        opts = ctx.options
+        _in_range("robots_nofollow_memory", opts.robots_nofollow_memory, 1, 100_000_000)
+        _in_range("robots_nofollow_ttl", opts.robots_nofollow_ttl, 1, 30 * 86_400)
+        if self.pages is None or updated & _PAGE_OPTIONS:
+            self.pages = Pages(PageConfig(
+                enforce_nofollow=opts.robots_enforce_nofollow, strip=opts.robots_strip,
+                memory_size=opts.robots_nofollow_memory, memory_ttl=opts.robots_nofollow_ttl),
+                self._clock, self._monotonic)
+
+    def _refuse_nofollow(self, flow: http.HTTPFlow, identity: Identity) -> bool:
+        """403 for a link that the page named in the Referer says not to follow."""
+        if self.pages is None:
+            return False
+        req = flow.request
+        found = self.pages.nofollow(url=req.url, referer=req.headers.get("referer"),
+                                    agent=identity.token, user_agent=req.headers.get("user-agent"))
+        if found is None:
+            return False
+        if ctx.options.robots_mode == "monitor":
+            self._record(flow, "would-block", "nofollow", 403, None, page=found.page)
+            return False
+        self._record(flow, "block", "nofollow", 403, None, page=found.page)
+        where = ("is nofollow for this agent (META robots or X-Robots-Tag)" if found.why == "page"
+                 else "has this link in a nofollow section")
+        self._answer(flow, 403, "nofollow", f"Not followed: the referring page {found.page} "
+                     f"{where}.\n", {"X-Robotsgate-Page": found.page})
+        return True
+
+    def _page_signals(self, flow: http.HTTPFlow) -> None:
+        """HTML responses: one normalised X-Robots-Tag, nofollow links remembered, sections
+        stripped (robots_strip). Trouble here never breaks a response: it goes through as it
+        came, and the trouble is logged."""
+        response, req = flow.response, flow.request
+        if response is None or self.pages is None or not self.pages.reads(
+                req.method, response.status_code, response.headers.get("content-type")):
+            return
+        try:
+            raw = response.raw_content
+            if raw is None:
+                return  # streamed (stream_large_bodies): already on its way to the bot
+            identity = flow.metadata.get(_IDENTITY)
+            result = self.pages.annotate(
+                url=req.url, method=req.method, status=response.status_code,
+                agent=identity.token if identity else ctx.options.robots_agent or None,
+                user_agent=req.headers.get("user-agent"),
+                content_type=response.headers.get("content-type"),
+                x_robots_tag=response.headers.get_all("x-robots-tag"), raw=raw,
+                content_encoding=response.headers.get("content-encoding"))
+        except Exception:
+            logger.exception("robotsgate: could not read the page signals of %s; passed on "
+                             "unchanged", req.pretty_url)
+            return
+        # The origin's own X-Robots-Tag headers are replaced: the one value carries everything
+        # they said for this agent, together with the page's META and nothing for other agents.
+        response.headers.set_all("X-Robots-Tag", [result.x_robots_tag])
+        if result.body is not None:
+            response.content = result.body
 
     def _answer_block(self, flow: http.HTTPFlow, verdict: Verdict) -> None:
         decision = verdict.decision
@@ -346,8 +524,9 @@ class RobotsGate:
         flow.metadata[_ANSWERED] = True
 
     def _record(self, flow: http.HTTPFlow, event: Event, reason: str, status: int | None,
-                verdict: Verdict | None) -> None:
+                verdict: Verdict | None, *, page: str | None = None) -> None:
         assert self._audit is not None
+        self.metrics.recorded(event, reason)
         req = flow.request
         entry = verdict.entry if verdict else None
         decision = verdict.decision if verdict else None
@@ -371,7 +550,7 @@ class RobotsGate:
             asked_delay_ms=_ms(verdict.asked_delay) if verdict else None,
             agent_source=identity.source if identity else None,
             user_agent_mismatch=identity.mismatch(req.headers.get("user-agent"))
-            if identity else None)
+            if identity else None, page=page)
         try:
             self._audit.write(record)
         except OSError as exc:
@@ -394,6 +573,54 @@ _MESSAGES = {
     "visit-time": "This site's robots.txt allows visits only in its Visit-time window; it opens "
                   "in {v.retry_after} s.\n",
 }
+
+
+_AUDIT_OPTIONS = frozenset({"robots_audit_log", "robots_audit_max_bytes", "robots_audit_keep"})
+
+
+def _tooling_options(loader: Any) -> None:
+    loader.add_option("robots_audit_max_bytes", int, 0,
+                      "Rotate the audit log when it would grow past this many bytes (0: never; "
+                      "use logrotate and SIGHUP instead).")
+    loader.add_option("robots_audit_keep", int, 5,
+                      "Rotated audit logs kept by robots_audit_max_bytes: FILE.1 ... FILE.N.")
+    loader.add_option("robots_archive_dir", str, "",
+                      "Directory where every distinct robots.txt body fetched is kept, named by "
+                      "its sha256, with a .json sidecar (URL, status, headers, fetched_at).")
+    loader.add_option("robots_metrics_port", int, 0,
+                      "Port for Prometheus metrics on /metrics (0: not served).")
+    loader.add_option("robots_metrics_host", str, "127.0.0.1",
+                      "Address the metrics port listens on.")
+
+
+def _archive(directory: str) -> RobotsArchive | None:
+    if not directory:
+        return None
+    try:
+        return RobotsArchive(directory)
+    except OSError as exc:
+        raise exceptions.OptionsError(f"robots_archive_dir: cannot use {directory!r}: "
+                                      f"{exc.strerror or exc}") from exc
+
+
+# Options whose change starts a new Pages (and so forgets the remembered nofollow links).
+_PAGE_OPTIONS = frozenset({"robots_enforce_nofollow", "robots_strip", "robots_nofollow_memory",
+                           "robots_nofollow_ttl"})
+
+
+def _page_options(loader: Any) -> None:
+    loader.add_option("robots_enforce_nofollow", bool, True,
+                      "Answer 403 to a request whose Referer is a page that is nofollow for "
+                      "the agent (META robots, X-Robots-Tag) or that has the requested link in "
+                      "a nofollow section.")
+    loader.add_option("robots_strip", bool, False,
+                      "Remove the text of noindex sections and the hrefs of links in nofollow "
+                      "sections from HTML pages before the bot sees them.")
+    loader.add_option("robots_nofollow_memory", int, 200_000,
+                      "Links remembered for nofollow enforcement, over all pages (least "
+                      "recently used pages are forgotten first).")
+    loader.add_option("robots_nofollow_ttl", int, 86_400,
+                      "Seconds a page's nofollow links are remembered.")
 
 
 def _not_intercepted(host: str, port: int) -> bool:
@@ -474,7 +701,7 @@ def _upstream_proxy(modes: Sequence[str]) -> str | None:
 _closing: set["asyncio.Task[None]"] = set()
 
 
-def _close_later(fetcher: Fetcher) -> None:
+def _close_later(fetcher: Fetcher | Fleet) -> None:
     try:
         task = asyncio.get_running_loop().create_task(fetcher.aclose())
     except RuntimeError:

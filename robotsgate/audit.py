@@ -2,8 +2,12 @@
 
 A record is written with os.write on a descriptor opened with O_APPEND, so a killed proxy never
 leaves half a line, and several proxies may append to one file.
+
+Rotation: reopen() opens the path again (logrotate renames the file, then sends SIGHUP), and with
+`max_bytes` the log rotates itself by size: path -> path.1 -> ... -> path.<keep>, oldest dropped.
 """
 
+import contextlib
 import json
 import os
 from dataclasses import asdict, dataclass
@@ -39,6 +43,7 @@ class AuditRecord:
     asked_delay_ms: int | None = None  # the site's Crawl-delay when it was clamped or refused
     agent_source: str | None = None  # map-user | map-address | proxyauth | option | user-agent
     user_agent_mismatch: bool | None = None  # a configured token the User-Agent does not name
+    page: str | None = None  # reason nofollow: the Referer page whose signals forbid the link
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), ensure_ascii=False, separators=(",", ":"))
@@ -51,20 +56,55 @@ def timestamp(seconds: float) -> str:
 class AuditLog:
     """Appends records to a file, or to standard output for path "-"."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, *, max_bytes: int = 0, keep: int = 5) -> None:
         self.path = path
-        if path == "-":
-            self._fd = 1
-        else:
-            self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self.max_bytes = max_bytes  # 0: never rotate by size
+        self.keep = keep  # rotated files kept: path.1 (newest) ... path.<keep>
+        self._fd = 1 if path == "-" else self._open()
+
+    def _open(self) -> int:
+        return os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 
     def write(self, record: AuditRecord) -> None:
         data = (record.to_json() + "\n").encode("utf-8")
+        if self.max_bytes and self._fd != 1:
+            self._rotate_if_full(len(data))
         written = os.write(self._fd, data)
         if written != len(data):  # only on a full disk or similar; never leave a torn line
             raise OSError(f"audit log {self.path}: short write ({written} of {len(data)} bytes)")
 
+    def reopen(self) -> None:
+        """Open the path again: after logrotate (or anyone) renamed the file, write a new one."""
+        if self._fd in (1, -1):
+            return  # standard output, or closed
+        fd = self._open()  # first: when this fails, records keep going to the old file
+        os.close(self._fd)
+        self._fd = fd
+
+    def _rotate_if_full(self, incoming: int) -> None:
+        # The file itself is the truth, not a count of our own writes: another proxy may append
+        # to it too, or have rotated it already (two stat calls, on blocks only).
+        if not self._is_current_file():
+            self.reopen()
+        size = os.fstat(self._fd).st_size
+        if size == 0 or size + incoming <= self.max_bytes:
+            return  # a record larger than max_bytes still goes to a fresh file of its own
+        for n in range(self.keep - 1, 0, -1):
+            with contextlib.suppress(FileNotFoundError):
+                os.replace(f"{self.path}.{n}", f"{self.path}.{n + 1}")
+        with contextlib.suppress(FileNotFoundError):  # another proxy renamed it just now
+            os.replace(self.path, f"{self.path}.1")
+        self.reopen()
+
+    def _is_current_file(self) -> bool:
+        try:
+            on_disk = os.stat(self.path)
+        except FileNotFoundError:
+            return False
+        mine = os.fstat(self._fd)
+        return (on_disk.st_dev, on_disk.st_ino) == (mine.st_dev, mine.st_ino)
+
     def close(self) -> None:
-        if self._fd != 1:
+        if self._fd not in (1, -1):
             os.close(self._fd)
             self._fd = -1

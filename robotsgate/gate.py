@@ -14,8 +14,10 @@ from typing import Literal, Protocol
 
 from cachetools import LRUCache
 
+from robotsgate.archive import RobotsArchive
 from robotsgate.fetch import FetchResult
-from robotsgate.pacing import Pacer, Refusal, seconds_until_open
+from robotsgate.metrics import Metrics
+from robotsgate.pacing import Pacer, Pacing, Refusal, seconds_until_open
 from robotsgate.protocol import Decision, RobotsTxt
 from robotsgate.protocol.urls import server_equivalent
 from robotsgate.store import RobotsEntry, Store
@@ -131,9 +133,13 @@ class Gate:
     """Decides requests. One instance owns its in-flight fetches and its parse cache."""
 
     def __init__(self, config: GateConfig, fetcher: RobotsFetcher, store: Store,
-                 clock: Callable[[], float], pacer: Pacer | None = None) -> None:
+                 clock: Callable[[], float], pacer: Pacing | None = None, *,
+                 metrics: Metrics | None = None, archive: RobotsArchive | None = None) -> None:
         self.config = config
-        self.pacer = pacer or Pacer(clock, max_wait=60, max_hosts=config.parsed_cache_size)
+        self.metrics = metrics or Metrics()
+        self._archive = archive  # every distinct body fetched, kept as evidence
+        self.pacer: Pacing = pacer or Pacer(clock, max_wait=60,
+                                            max_hosts=config.parsed_cache_size)
         self._fetcher = fetcher
         self._store = store
         self._clock = clock
@@ -169,9 +175,9 @@ class Gate:
         if not decision.allowed:
             return Verdict("block", "disallowed", agent, origin.robots_url, entry, decision)
         verdict = Verdict("forward", "allowed", agent, origin.robots_url, entry, decision)
-        return self._pace(origin, robots, verdict)
+        return await self._pace(origin, robots, verdict)
 
-    def _pace(self, origin: Origin, robots: RobotsTxt, verdict: Verdict) -> Verdict:
+    async def _pace(self, origin: Origin, robots: RobotsTxt, verdict: Verdict) -> Verdict:
         agent = verdict.agent
         window = robots.visit_time(agent)
         if window is not None:
@@ -183,7 +189,7 @@ class Gate:
         if reason == "crawl-delay-too-long":
             return replace(verdict, action="throttle", reason=reason, asked_delay=asked,
                            retry_after=math.ceil(asked or 0))
-        slot = self.pacer.reserve(origin.host, interval)
+        slot = await self.pacer.reserve(origin.host, interval)
         if isinstance(slot, Refusal):
             return replace(verdict, action="throttle",
                            reason="pushback" if slot.paused else "wait-too-long",
@@ -237,10 +243,14 @@ class Gate:
         key = origin.key
         cached = await self._store.get(key)
         if cached is not None and cached.expires_at > self._clock():
+            self.metrics.cache(hit=True)
             return cached
+        self.metrics.cache(hit=False)
         task = self._inflight.get(key)
         if task is None:
-            task = asyncio.create_task(self._refresh(origin, user_agent, cached))
+            # The store decides who fetches: this gate, or (shared store) one proxy of a fleet.
+            task = asyncio.create_task(self._store.refresh(
+                key, cached, lambda: self._refresh(origin, user_agent, cached)))
             self._inflight[key] = task
             task.add_done_callback(lambda _: self._inflight.pop(key, None))
         # shield: a client that goes away must not cancel the fetch the others wait for.
@@ -249,8 +259,13 @@ class Gate:
     async def _refresh(self, origin: Origin, user_agent: str | None,
                        stale: RobotsEntry | None) -> RobotsEntry:
         self.fetches += 1
-        result = await self._fetcher.fetch(origin.robots_url, user_agent)
+        with self.metrics.fetching():
+            result = await self._fetcher.fetch(origin.robots_url, user_agent)
+        self.metrics.fetched(result.outcome)
         entry = self._entry_for(origin, result, stale)
+        if self._archive is not None and entry.sha256 is not None and result.outcome == "ok":
+            # Before the entry is used: no decision without its evidence (a failure fails closed).
+            await self._archive.keep(entry.sha256, result, entry.fetched_at)
         await self._store.put(origin.key, entry)
         return entry
 
@@ -274,6 +289,10 @@ class Gate:
                                stale.sha256, stale.fetched_at, retry_at, result.error, stale.body)
         return RobotsEntry("unreachable", origin.robots_url, None, result.status, None, now,
                            retry_at, result.error)
+
+    def parse(self, sha: str, body: bytes) -> RobotsTxt:
+        """A body's rules through this gate's parse cache (a shared store reads bodies back)."""
+        return self._parse(sha, body)
 
     def _parse(self, sha: str, body: bytes) -> RobotsTxt:
         robots = self._parsed.get(sha)

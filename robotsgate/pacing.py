@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
+from typing import Protocol
 
 from cachetools import LRUCache
 
@@ -29,6 +30,19 @@ class Refusal:
     paused: bool
 
 
+class Pacing(Protocol):
+    """A per-host schedule: this process's own (Pacer) or one shared by a fleet (RedisPacer).
+
+    Async because a shared schedule lives elsewhere; the in-memory one never awaits anything.
+    """
+
+    async def reserve(self, host: str, interval: float) -> Slot | Refusal: ...
+
+    async def pushback(self, host: str, retry_after: float | None) -> float: ...
+
+    async def recovered(self, host: str) -> None: ...
+
+
 @dataclass(slots=True)
 class _Host:
     next: float = 0.0  # earliest start of the next request
@@ -45,7 +59,7 @@ class Pacer:
         self._backoff_cap = backoff_cap
         self._hosts: LRUCache[str, _Host] = LRUCache(maxsize=max_hosts)
 
-    def reserve(self, host: str, interval: float) -> Slot | Refusal:
+    async def reserve(self, host: str, interval: float) -> Slot | Refusal:
         """Claim the next start time for `host`, or refuse when it is more than max_wait away."""
         now = self._clock()
         state = self._hosts.get(host)
@@ -61,7 +75,7 @@ class Pacer:
         state.next = start + interval
         return Slot(wait, paused)
 
-    def pushback(self, host: str, retry_after: float | None) -> float:
+    async def pushback(self, host: str, retry_after: float | None) -> float:
         """The origin said 429 or 503: pause the host for all bots. Returns the pause, seconds."""
         now = self._clock()
         state = self._hosts.setdefault(host, _Host())
@@ -74,11 +88,25 @@ class Pacer:
         state.paused_until = max(state.paused_until, now + pause)
         return pause
 
-    def recovered(self, host: str) -> None:
+    async def recovered(self, host: str) -> None:
         """An ordinary answer from the origin: the backoff starts from the beginning again."""
         state = self._hosts.get(host)
         if state is not None:
             state.failures = 0
+
+    def follow(self, host: str, next_in: float, paused_for: float = 0.0) -> None:
+        """Adopt a schedule decided elsewhere (a fleet's), to carry on from it if need be."""
+        now = self._clock()
+        state = self._hosts.setdefault(host, _Host())
+        state.next = max(state.next, now + next_in)
+        state.paused_until = max(state.paused_until, now + paused_for)
+
+    def pending(self) -> list[tuple[str, float, float]]:
+        """Hosts with a start or a pause still ahead: (host, seconds to next, seconds paused)."""
+        now = self._clock()
+        return [(host, max(0.0, s.next - now), max(0.0, s.paused_until - now))
+                for host, s in list(self._hosts.items())
+                if s.next > now or s.paused_until > now]
 
 
 def parse_retry_after(value: str | None, now: float) -> float | None:

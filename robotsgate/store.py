@@ -5,6 +5,7 @@ RFC 9309 §2.3.1.4 lets us use while the origin's robots.txt is unreachable. Fre
 gate's business; the store only bounds how many origins it remembers.
 """
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
@@ -42,6 +43,15 @@ class Store(Protocol):
 
     async def put(self, origin: str, entry: RobotsEntry) -> None: ...
 
+    async def refresh(self, origin: str, stale: RobotsEntry | None,
+                      fetch: Callable[[], Awaitable[RobotsEntry]]) -> RobotsEntry:
+        """Run `fetch` (which fetches and puts) once for everyone sharing this store.
+
+        `stale` is what the caller found (expired, or None): a shared store hands back an entry
+        that someone else published since, instead of fetching again.
+        """
+        ...
+
 
 class MemoryStore:
     """The default store: a bounded LRU map of origins, in this process."""
@@ -54,6 +64,11 @@ class MemoryStore:
 
     async def put(self, origin: str, entry: RobotsEntry) -> None:
         self._entries[origin] = entry
+
+    async def refresh(self, origin: str, stale: RobotsEntry | None,
+                      fetch: Callable[[], Awaitable[RobotsEntry]]) -> RobotsEntry:
+        # One process: the gate's own in-flight map already makes this the only fetch.
+        return await fetch()
 
     def __len__(self) -> int:
         return len(self._entries)

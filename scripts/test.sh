@@ -8,4 +8,17 @@ if ! command -v curl >/dev/null 2>&1; then
     # The end-to-end tests drive curl as one of the real clients.
     apt-get update -qq && apt-get install -y -qq curl >/dev/null
 fi
+if ! command -v chromium >/dev/null 2>&1; then
+    # The HTML report is checked in a real browser: Debian's headless Chromium.
+    apt-get update -qq && apt-get install -y -qq chromium >/dev/null
+fi
+if ! command -v redis-server >/dev/null 2>&1; then
+    # Fleet tests use a real Redis, and start private redis-servers they can stop.
+    apt-get update -qq && apt-get install -y -qq redis-server >/dev/null
+fi
+if ! redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1; then
+    mkdir -p /var/lib/redis /var/log/redis
+    redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly no \
+        --dir /var/lib/redis --logfile /var/log/redis/ci.log
+fi
 exec .venv/bin/python -m pytest "$@"

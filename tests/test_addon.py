@@ -233,7 +233,7 @@ async def forward(addon: RobotsGate, url: str, status: int = 200,
         f.response.headers.clear()
         for name, value in headers.items():
             f.response.headers[name.replace("_", "-")] = value
-        addon.response(f)
+        await addon.response(f)
     return f
 
 
@@ -305,7 +305,7 @@ async def test_the_proxys_own_answers_are_not_pushback(paced):
     f = flow("http://slow.example/private")
     await addon.request(f)
     assert f.response is not None and f.response.status_code == 403
-    addon.response(f)
+    await addon.response(f)
     assert "X-Robotsgate-Delay-Ms" not in f.response.headers
     await forward(addon, "http://slow.example/a")
     assert fake.sleeps == []

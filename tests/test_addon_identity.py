@@ -194,3 +194,17 @@ async def test_intercepted_tunnels_are_left_to_the_requests_inside(gate, audit_p
     await addon.http_connect(f)
     assert f.response is None
     assert records(audit_path) == []
+
+
+async def test_with_ignore_hosts_set_every_tunnel_is_decided_on_its_host(gate, audit_path):
+    # mitmproxy may also pass a tunnel through by its address or TLS server name, which are not
+    # known at CONNECT time: a CONNECT that does not match ignore_hosts is still decided.
+    addon, tctx = gate
+    tctx.configure(addon, ignore_hosts=[r"^127\.0\.0\.3:"])
+    f = connect("closed.example")
+    await addon.http_connect(f)
+    assert f.response is not None and f.response.status_code == 403
+    g = connect("open.example")
+    await addon.http_connect(g)
+    assert g.response is None
+    assert [r["event"] for r in records(audit_path)] == ["block"]  # no "tunnel": intercepted

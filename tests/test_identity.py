@@ -76,7 +76,10 @@ def test_is_product(user_agent, named):
     ("/a/..", "/"),
     ("/a/.", "/a/"),
     ("/a/../private?next=/../x", "/private?next=/../x"),  # the query is not a path
-    ("/%2Fprivate", "/%2Fprivate"),  # an encoded slash is not a slash (RFC 3986)
+    # RFC 3986 says an encoded slash is not a slash, but nginx decodes it before resolving.
+    ("/%2Fprivate", "/private"),
+    ("/x/..%2fprivate", "/private"),
+    ("/x/..%5Cprivate", "/private"),
 ])
 def test_server_equivalent(path, equivalent):
     assert server_equivalent(path) == equivalent

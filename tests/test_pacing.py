@@ -28,95 +28,96 @@ def at(hour: int, minute: int = 0, second: int = 0) -> float:
 
 # -- the schedule -------------------------------------------------------------------------------
 
-def test_requests_to_one_host_are_spaced_start_to_start():
+async def test_requests_to_one_host_are_spaced_start_to_start():
     clock = Clock()
     pacer = Pacer(clock, max_wait=60, max_hosts=10)
-    waits = [pacer.reserve("example.com", 1.0) for _ in range(4)]
+    waits = [await pacer.reserve("example.com", 1.0) for _ in range(4)]
     assert waits == [Slot(0.0, False), Slot(1.0, False), Slot(2.0, False), Slot(3.0, False)]
 
 
-def test_time_that_has_passed_counts_towards_the_interval():
+async def test_time_that_has_passed_counts_towards_the_interval():
     clock = Clock()
     pacer = Pacer(clock, max_wait=60, max_hosts=10)
-    pacer.reserve("example.com", 2.0)
+    await pacer.reserve("example.com", 2.0)
     clock.now += 0.5
-    assert pacer.reserve("example.com", 2.0).wait == pytest.approx(1.5)
+    assert (await pacer.reserve("example.com", 2.0)).wait == pytest.approx(1.5)
     clock.now += 10
-    assert pacer.reserve("example.com", 2.0).wait == 0.0
+    assert (await pacer.reserve("example.com", 2.0)).wait == 0.0
 
 
-def test_slots_are_handed_out_in_arrival_order():
+async def test_slots_are_handed_out_in_arrival_order():
     clock = Clock()
     pacer = Pacer(clock, max_wait=600, max_hosts=10)
     starts = []
     for i in range(20):
         clock.now += 0.01 * (i % 3)
-        slot = pacer.reserve("example.com", 0.5)
+        slot = await pacer.reserve("example.com", 0.5)
         assert isinstance(slot, Slot)
         starts.append(clock.now + slot.wait)
     assert starts == sorted(starts)
     assert all(b - a >= 0.5 - 1e-9 for a, b in itertools.pairwise(starts))
 
 
-def test_hosts_have_independent_schedules():
+async def test_hosts_have_independent_schedules():
     pacer = Pacer(Clock(), max_wait=60, max_hosts=10)
-    pacer.reserve("a.example", 5.0)
-    assert pacer.reserve("b.example", 5.0).wait == 0.0
-    assert pacer.reserve("a.example", 5.0).wait == 5.0
+    await pacer.reserve("a.example", 5.0)
+    assert (await pacer.reserve("b.example", 5.0)).wait == 0.0
+    assert (await pacer.reserve("a.example", 5.0)).wait == 5.0
 
 
-def test_a_wait_longer_than_max_wait_is_refused_and_takes_no_slot():
+async def test_a_wait_longer_than_max_wait_is_refused_and_takes_no_slot():
     pacer = Pacer(Clock(), max_wait=2, max_hosts=10)
-    assert [s.wait for s in (pacer.reserve("h", 1.0) for _ in range(3))] == [0, 1, 2]  # type: ignore[union-attr]
-    refused = pacer.reserve("h", 1.0)
+    assert [s.wait for s in [await pacer.reserve("h", 1.0) for _ in range(3)]] == [0, 1, 2]  # type: ignore[union-attr]
+    refused = await pacer.reserve("h", 1.0)
     assert isinstance(refused, Refusal) and refused.retry_after == 3.0
-    assert pacer.reserve("h", 0.5) == Refusal(3.0, False), "the refusal must not move the schedule"
+    assert await pacer.reserve("h", 0.5) == Refusal(3.0, False), \
+        "the refusal must not move the schedule"
 
 
-def test_a_shorter_interval_after_a_longer_one_waits_for_the_longer():
+async def test_a_shorter_interval_after_a_longer_one_waits_for_the_longer():
     pacer = Pacer(Clock(), max_wait=60, max_hosts=10)
-    pacer.reserve("h", 10.0)
-    assert pacer.reserve("h", 1.0).wait == 10.0
+    await pacer.reserve("h", 10.0)
+    assert (await pacer.reserve("h", 1.0)).wait == 10.0
 
 
 # -- pushback --------------------------------------------------------------------------------------
 
-def test_pushback_with_retry_after_pauses_the_host_for_everyone():
+async def test_pushback_with_retry_after_pauses_the_host_for_everyone():
     clock = Clock()
     pacer = Pacer(clock, max_wait=60, max_hosts=10)
-    assert pacer.pushback("h", 30.0) == 30.0
-    slot = pacer.reserve("h", 0.0)
+    assert await pacer.pushback("h", 30.0) == 30.0
+    slot = await pacer.reserve("h", 0.0)
     assert slot == Slot(30.0, True)
-    assert pacer.reserve("other", 0.0) == Slot(0.0, False)
+    assert await pacer.reserve("other", 0.0) == Slot(0.0, False)
 
 
-def test_pushback_without_retry_after_backs_off_exponentially_up_to_the_cap():
+async def test_pushback_without_retry_after_backs_off_exponentially_up_to_the_cap():
     clock = Clock()
     pacer = Pacer(clock, max_wait=600, max_hosts=10, backoff_base=1.0, backoff_cap=10.0)
-    assert [pacer.pushback("h", None) for _ in range(6)] == [1, 2, 4, 8, 10, 10]
+    assert [await pacer.pushback("h", None) for _ in range(6)] == [1, 2, 4, 8, 10, 10]
 
 
-def test_recovery_resets_the_backoff():
+async def test_recovery_resets_the_backoff():
     clock = Clock()
     pacer = Pacer(clock, max_wait=600, max_hosts=10, backoff_base=1.0, backoff_cap=100.0)
-    pacer.pushback("h", None)
-    pacer.pushback("h", None)
-    pacer.recovered("h")
-    assert pacer.pushback("h", None) == 1
+    await pacer.pushback("h", None)
+    await pacer.pushback("h", None)
+    await pacer.recovered("h")
+    assert await pacer.pushback("h", None) == 1
 
 
-def test_a_pause_longer_than_max_wait_is_refused_as_pushback():
+async def test_a_pause_longer_than_max_wait_is_refused_as_pushback():
     pacer = Pacer(Clock(), max_wait=5, max_hosts=10)
-    pacer.pushback("h", 120.0)
-    assert pacer.reserve("h", 0.0) == Refusal(120.0, True)
+    await pacer.pushback("h", 120.0)
+    assert await pacer.reserve("h", 0.0) == Refusal(120.0, True)
 
 
-def test_after_the_pause_requests_flow_again():
+async def test_after_the_pause_requests_flow_again():
     clock = Clock()
     pacer = Pacer(clock, max_wait=60, max_hosts=10)
-    pacer.pushback("h", 10.0)
+    await pacer.pushback("h", 10.0)
     clock.now += 10
-    assert pacer.reserve("h", 0.0) == Slot(0.0, False)
+    assert await pacer.reserve("h", 0.0) == Slot(0.0, False)
 
 
 @pytest.mark.parametrize(("value", "seconds"), [

@@ -132,8 +132,10 @@ def google_escape(text: bytes) -> str:
 # Where a server may see another path than the one written: escapes, dot segments, doubled
 # slashes, ;params. None of these in a path means there is no other form to check.
 _SUSPECT = re.compile(r"%|/\.|//|;|\\")
+# Unreserved characters, and '/' and '\' (%2F, %5C), which servers such as nginx decode before
+# they resolve the path: /x/..%2Fprivate is /private there.
 _UNRESERVED_ESCAPE = re.compile(
-    r"%(?:2[DEde]|3[0-9]|4[1-9A-Fa-f]|5[0-9AaFf]|6[1-9A-Fa-f]|7[0-9AaEe])")
+    r"%(?:2[DEdeFf]|3[0-9]|4[1-9A-Fa-f]|5[0-9AaCcFf]|6[1-9A-Fa-f]|7[0-9AaEe])")
 _PARAMS = re.compile(r";[^/]*")
 _SLASHES = re.compile(r"/{2,}")
 
@@ -141,10 +143,11 @@ _SLASHES = re.compile(r"/{2,}")
 def server_equivalent(path: str) -> str:
     """The path as a lenient server would resolve it, for deciding what it will really serve.
 
-    Unreserved escapes decoded (/%70rivate is /private), ';params' removed from segments
-    (/private;x=1/a), runs of slashes collapsed (//private), backslashes read as slashes, and dot
-    segments resolved (/a/../private, /./private) as RFC 3986 §5.2.4 does. The query is kept as
-    it is. Returns `path` itself when there is nothing to resolve.
+    Unreserved escapes and %2F, %5C decoded (/%70rivate, /x/..%2Fprivate are /private),
+    ';params' removed from segments (/private;x=1/a), runs of slashes collapsed (//private),
+    backslashes read as slashes, and dot segments resolved (/a/../private, /./private) as
+    RFC 3986 §5.2.4 does. The query is kept as it is. Returns `path` itself when there is
+    nothing to resolve.
     """
     if not _SUSPECT.search(path):
         return path

@@ -162,14 +162,16 @@ class _Server(ThreadingHTTPServer):
 class Origin:
     """A configurable origin server on a loopback address."""
 
-    def __init__(self, host: str = "127.0.0.1", tls: ssl.SSLContext | None = None) -> None:
+    def __init__(
+        self, host: str = "127.0.0.1", tls: ssl.SSLContext | None = None, port: int = 0
+    ) -> None:
         self.scheme = "https" if tls is not None else "http"
         self._lock = threading.Lock()
         self._seen: list[Seen] = []
         self._stopping = threading.Event()
         self.robots: RobotsSpec = Reply(404, "no robots.txt here\n")
         self.routes: dict[str, Reply] = {}
-        self._server = _Server((host, 0), self, tls)
+        self._server = _Server((host, port), self, tls)  # port 0: any free one
         self.host = host
         self.port: int = self._server.server_address[1]
         self._thread = threading.Thread(
@@ -423,7 +425,9 @@ def mitmdump_command(port: int, confdir: Path, options: Mapping[str, Any]) -> li
         f"confdir={confdir}",
     ]
     for name, value in options.items():
-        cmd += ["--set", f"{name}={value}"]
+        # A list or tuple is a sequence option: one --set per entry.
+        for item in value if isinstance(value, list | tuple) else [value]:
+            cmd += ["--set", f"{name}={item}"]
     return cmd
 
 

@@ -1,0 +1,300 @@
+"""Fleet mode: the proxies of a fleet share robots.txt and politeness through one Redis.
+
+`Fleet` owns a proxy's Redis connection and knows whether Redis is reachable. A background task
+keeps the notice channel subscribed (see redis_pacing) and is also what notices Redis coming
+back: it retries every `retry_interval` seconds while Redis is down. While it is down,
+`robots_redis_fallback` decides: `closed` refuses every request (SharedStateUnavailable, which the
+addon answers 503) and `local` uses this proxy's in-memory store and pacer, with loud logging,
+until Redis answers again.
+"""
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Literal
+from urllib.parse import urlsplit, urlunsplit
+
+from redis.asyncio import BlockingConnectionPool, Redis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.connection import parse_url
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from robotsgate.pacing import Pacer, Refusal, Slot
+from robotsgate.protocol import RobotsTxt
+from robotsgate.redis_pacing import RedisPacer
+from robotsgate.redis_store import RedisStore
+from robotsgate.store import MemoryStore, RobotsEntry
+
+logger = logging.getLogger(__name__)
+
+Fallback = Literal["closed", "local"]
+FALLBACKS: tuple[Fallback, ...] = ("closed", "local")
+# What "Redis is unreachable" looks like; anything else is a bug and fails closed as one.
+UNREACHABLE = (RedisConnectionError, RedisTimeoutError, OSError)
+DEFAULT_PREFIX = "robotsgate:"
+_STILL_DOWN_EVERY = 30.0  # seconds between the reminders that Redis is still unreachable
+
+
+class SharedStateUnavailable(Exception):
+    """Redis is unreachable and the fallback is `closed`: refuse the request (503)."""
+
+
+def check_url(url: str) -> str:
+    """The URL if redis-py can use it, else ValueError saying why."""
+    if not url.startswith(("redis://", "rediss://", "unix://")):
+        raise ValueError(f"must look like redis://host:port/db; got {redacted(url)!r}")
+    parse_url(url)  # type: ignore[no-untyped-call]  # ValueError: bad port, query
+    parts = urlsplit(url)
+    if parts.scheme != "unix":
+        if not parts.hostname:
+            raise ValueError(f"needs a host, as in redis://host:port/db; got {redacted(url)!r}")
+        db = parts.path.strip("/")
+        if db and not db.isdigit():  # redis-py would quietly use database 0
+            raise ValueError(f"database must be a number, as in redis://host:port/0; "
+                             f"got {redacted(url)!r}")
+    return url
+
+
+def check_prefix(prefix: str) -> str:
+    if not prefix or not prefix.isprintable() or " " in prefix:
+        raise ValueError(f"must be a non-empty key prefix without spaces; got {prefix!r}")
+    return prefix
+
+
+def redacted(url: str) -> str:
+    """The URL without its password, for logs."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.rpartition("@")[2]
+    user = f"{parts.username}:***@" if parts.username else ":***@"
+    return urlunsplit(parts._replace(netloc=user + netloc))
+
+
+class Fleet:
+    """One proxy's view of the fleet's Redis: its store, its pacer, and whether it is reachable."""
+
+    def __init__(self, url: str, *, prefix: str, fallback: Fallback, clock: Callable[[], float],
+                 local_store: MemoryStore, local_pacer: Pacer, max_origins: int,
+                 max_wait: float, lock_ttl: float, retry_interval: float = 0.5,
+                 timeout: float = 2.0, idle_ttl: float = 5.0, max_connections: int = 64,
+                 monotonic: Callable[[], float] = time.monotonic) -> None:
+        self.url = url
+        self.fallback = fallback
+        self._retry_interval = retry_interval
+        self._monotonic = monotonic
+        # No retries inside redis-py: a failed command means "unreachable" at once, and the
+        # watcher below is the one that retries. A burst of requests waits for a connection
+        # (up to `timeout`) rather than failing when all of them are busy.
+        self.client: Redis = Redis.from_pool(BlockingConnectionPool.from_url(
+            url, max_connections=max_connections, timeout=timeout, retry=Retry(NoBackoff(), 0),
+            socket_connect_timeout=timeout, socket_timeout=timeout))
+        self.shared_store = RedisStore(self.client, prefix=prefix, clock=clock,
+                                       max_origins=max_origins, lock_ttl=lock_ttl)
+        self.shared_pacer = RedisPacer(self.client, prefix=prefix, max_wait=max_wait,
+                                       max_hosts=max_origins, idle_ttl=idle_ttl,
+                                       monotonic=monotonic)
+        self.local_store = local_store
+        self.local_pacer = local_pacer
+        self.store = FleetStore(self)
+        self.pacer = FleetPacer(self)
+        self.down = False
+        self._down_since = 0.0
+        self._reminded = 0.0
+        self._watcher: asyncio.Task[None] | None = None
+
+    def bind(self, parse: Callable[[str, bytes], RobotsTxt]) -> None:
+        """Bodies read from Redis are parsed through this (the gate's parse cache)."""
+        self.shared_store.parse = parse
+
+    # -- reachability ------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start watching Redis (needs the running event loop; called on first use)."""
+        if self._watcher is None:
+            self._watcher = asyncio.get_running_loop().create_task(self._watch())
+
+    def failed(self, exc: BaseException) -> None:
+        """A Redis command failed for want of Redis."""
+        now = self._monotonic()
+        if not self.down:
+            self.down = True
+            self._down_since = self._reminded = now
+            self.shared_pacer.listening(False)
+            if self.fallback == "closed":
+                logger.error(
+                    "robotsgate: Redis at %s is unreachable (%s): answering 503 to every "
+                    "request until it is back (robots_redis_fallback=closed)",
+                    redacted(self.url), _why(exc))
+            else:
+                logger.error(
+                    "robotsgate: Redis at %s is unreachable (%s): this proxy now keeps robots.txt "
+                    "and politeness in its own memory; the fleet's politeness budget is NOT "
+                    "shared until Redis is back (robots_redis_fallback=local)",
+                    redacted(self.url), _why(exc))
+        elif now - self._reminded >= _STILL_DOWN_EVERY:
+            self._reminded = now
+            logger.warning("robotsgate: Redis at %s still unreachable after %.0f s (%s); %s",
+                           redacted(self.url), now - self._down_since, _why(exc),
+                           "answering 503" if self.fallback == "closed" else
+                           "using this proxy's own in-memory state")
+
+    def _back(self) -> None:
+        if self.down:
+            self.down = False
+            logger.warning("robotsgate: Redis at %s is reachable again after %.1f s: robots.txt "
+                           "and politeness are shared by the fleet again", redacted(self.url),
+                           self._monotonic() - self._down_since)
+
+    async def _watch(self) -> None:
+        """Keep the notice channel subscribed; it also tells when Redis goes and comes back."""
+        pacer = self.shared_pacer
+        while True:
+            pubsub = self.client.pubsub()
+            try:
+                await pubsub.subscribe(pacer.channel)
+                await self.client.ping()
+                await self._hand_over()
+                pacer.listening(True)
+                self._back()
+                while True:
+                    message = await pubsub.get_message(ignore_subscribe_messages=True,
+                                                       timeout=1.0)
+                    if message is not None and message.get("type") == "message":
+                        pacer.notice(message["data"])
+                    if self.down:
+                        # A command failed while the channel stayed up: ask Redis directly.
+                        await self.client.ping()
+                        await self._hand_over()
+                        pacer.listening(True)
+                        self._back()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # whatever it was, shared state cannot be trusted now
+                pacer.listening(False)
+                self.failed(exc)
+            finally:
+                with contextlib.suppress(Exception):
+                    await pubsub.aclose()  # type: ignore[no-untyped-call]
+            await asyncio.sleep(self._retry_interval)
+
+    async def _hand_over(self) -> None:
+        """Back from an outage in `local` mode: what this proxy scheduled alone joins Redis."""
+        if not self.down or self.fallback != "local":
+            return
+        for host, next_in, paused_for in self.local_pacer.pending():
+            await self.shared_pacer.adopt(host, next_in, paused_for)
+
+    async def aclose(self) -> None:
+        if self._watcher is not None:
+            self._watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._watcher
+            self._watcher = None
+        await self.client.aclose()
+
+    def refuse(self) -> SharedStateUnavailable:
+        return SharedStateUnavailable(f"Redis at {redacted(self.url)} is unreachable")
+
+
+class FleetStore:
+    """The Store the gate sees: Redis while it answers, then whatever the fallback says."""
+
+    def __init__(self, fleet: Fleet) -> None:
+        self._fleet = fleet
+
+    async def get(self, origin: str) -> RobotsEntry | None:
+        fleet = self._fleet
+        fleet.start()
+        if not fleet.down:
+            try:
+                return await fleet.shared_store.get(origin)
+            except UNREACHABLE as exc:
+                fleet.failed(exc)
+        local = self._local()
+        # What this proxy had from Redis carries on: no refetch just because Redis went away.
+        return await local.get(origin) or fleet.shared_store.mirrored(origin)
+
+    async def put(self, origin: str, entry: RobotsEntry) -> None:
+        fleet = self._fleet
+        if not fleet.down:
+            try:
+                await fleet.shared_store.put(origin, entry)
+                return
+            except UNREACHABLE as exc:
+                fleet.failed(exc)
+        await self._local().put(origin, entry)
+
+    async def refresh(self, origin: str, stale: RobotsEntry | None,
+                      fetch: Callable[[], Awaitable[RobotsEntry]]) -> RobotsEntry:
+        fleet = self._fleet
+        if not fleet.down:
+            try:
+                return await fleet.shared_store.refresh(origin, stale, fetch)
+            except UNREACHABLE as exc:
+                fleet.failed(exc)
+        return await self._local().refresh(origin, stale, fetch)
+
+    def _local(self) -> MemoryStore:
+        if self._fleet.fallback == "closed":
+            raise self._fleet.refuse()
+        return self._fleet.local_store
+
+
+class FleetPacer:
+    """The Pacing the gate sees: Redis's schedule while it answers, then the fallback's."""
+
+    def __init__(self, fleet: Fleet) -> None:
+        self._fleet = fleet
+
+    async def reserve(self, host: str, interval: float) -> Slot | Refusal:
+        fleet = self._fleet
+        fleet.start()
+        if not fleet.down:
+            try:
+                slot = await fleet.shared_pacer.reserve(host, interval)
+            except UNREACHABLE as exc:
+                fleet.failed(exc)
+            else:
+                if fleet.fallback == "local" and isinstance(slot, Slot) and \
+                        (interval > 0 or slot.wait > 0):
+                    # Shadow the fleet's schedule, to carry on from it if Redis goes away.
+                    fleet.local_pacer.follow(host, slot.wait + interval,
+                                             slot.wait if slot.paused else 0.0)
+                return slot
+        if fleet.fallback == "closed":
+            raise fleet.refuse()
+        return await fleet.local_pacer.reserve(host, interval)
+
+    async def pushback(self, host: str, retry_after: float | None) -> float:
+        # Never refused: the origin's answer is already on its way to the bot; while Redis is
+        # down the pause is remembered here at least.
+        fleet = self._fleet
+        if not fleet.down:
+            try:
+                pause = await fleet.shared_pacer.pushback(host, retry_after)
+            except UNREACHABLE as exc:
+                fleet.failed(exc)
+            else:
+                if fleet.fallback == "local":
+                    fleet.local_pacer.follow(host, 0.0, pause)
+                return pause
+        return await fleet.local_pacer.pushback(host, retry_after)
+
+    async def recovered(self, host: str) -> None:
+        fleet = self._fleet
+        if not fleet.down:
+            try:
+                await fleet.shared_pacer.recovered(host)
+                return
+            except UNREACHABLE as exc:
+                fleet.failed(exc)
+        await fleet.local_pacer.recovered(host)
+
+
+def _why(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__

@@ -1,0 +1,208 @@
+"""Page-level robots signals in the proxy: annotate, remember nofollow links, refuse them.
+
+Every HTML response is read for its agent (robotsgate.protocol.pages) and gets one normalised
+X-Robots-Tag. The links a bot may not follow from a page -- all of them when the page is nofollow,
+those of its nofollow sections otherwise -- are remembered per agent and page, bounded and for a
+limited time, so that a later request naming that page in its Referer and asking for one of
+those links can be refused. No mitmproxy types here: the addon turns flows into calls.
+"""
+
+import contextlib
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+from urllib.parse import urljoin, urlsplit
+
+from cachetools import TTLCache
+
+from robotsgate.content import decoded_prefix
+from robotsgate.gate import Origin
+from robotsgate.protocol.pages import (
+    MAX_PAGE_BYTES,
+    PageSignals,
+    agent_tokens,
+    decode_html,
+    is_html,
+    read_page,
+    strip_page,
+)
+from robotsgate.protocol.urls import normalize
+
+logger = logging.getLogger(__name__)
+
+# "page": the page itself is nofollow (META robots or X-Robots-Tag); "section": the link is in
+# a nofollow section of it.
+Why = Literal["page", "section"]
+
+
+@dataclass(frozen=True, slots=True)
+class PageConfig:
+    enforce_nofollow: bool = True
+    strip: bool = False
+    memory_size: int = 200_000  # links remembered, over all pages (a page counts at least 1)
+    memory_ttl: int = 86_400  # seconds a page's nofollow links are remembered
+
+
+@dataclass(frozen=True, slots=True)
+class Annotated:
+    """What the proxy does to an HTML response."""
+
+    x_robots_tag: str  # the one X-Robots-Tag the bot gets
+    body: bytes | None  # the stripped page; None: the body goes through unchanged
+    signals: PageSignals
+
+
+@dataclass(frozen=True, slots=True)
+class Remembered:
+    why: Why
+    # Normal-form URLs of the links that may not be followed. None: every URL asked for with
+    # this page as Referer (robots.txt excepted): the page is nofollow but was too long to read
+    # all its links, or had more links than the memory holds.
+    links: frozenset[str] | None
+
+
+@dataclass(frozen=True, slots=True)
+class Nofollow:
+    """Why a request is a link the bot may not follow."""
+
+    page: str  # the Referer, as sent
+    why: Why
+
+
+def url_key(url: str) -> str | None:
+    """A URL in the gate's normal form: Origin.key (scheme and host lower-cased, IDN in punycode,
+    default port dropped) and the path and query percent-encoding-normalised, without the
+    fragment. None for anything but http(s) URLs."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    host = parts.hostname
+    if scheme not in ("http", "https") or not host:
+        return None
+    path = parts.path or "/"
+    if parts.query:
+        path = f"{path}?{parts.query}"
+    return Origin.of(scheme, host, port).key + normalize(path)
+
+
+def agent_key(agent: str | None, user_agent: str | None) -> str:
+    """Who the memory is for: the configured product token, or else the whole User-Agent."""
+    return agent.lower() if agent else (user_agent or "")
+
+
+class Pages:
+    """One instance per proxy configuration; owns the nofollow memory."""
+
+    def __init__(self, config: PageConfig, clock: Callable[[], float],
+                 timer: Callable[[], float]) -> None:
+        self.config = config
+        self._clock = clock  # wall clock: unavailable_after dates
+        # The memory's TTL runs on the monotonic timer; its size counts links, not pages.
+        self._memory: TTLCache[tuple[str, str], Remembered] = TTLCache(
+            maxsize=config.memory_size, ttl=config.memory_ttl, timer=timer,
+            getsizeof=_size)
+
+    @staticmethod
+    def reads(method: str, status: int, content_type: str | None) -> bool:
+        """Whether a response is a page to read: HTML (text/html, application/xhtml+xml) with a
+        body. A HEAD, 204 or 304 has none, and is left alone: a 304's headers would replace
+        those the bot keeps with its cached copy."""
+        return method != "HEAD" and status >= 200 and status not in (204, 304) and \
+            is_html(content_type)
+
+    def annotate(self, *, url: str, method: str, status: int, agent: str | None,
+                 user_agent: str | None, content_type: str | None, x_robots_tag: list[str],
+                 raw: bytes, content_encoding: str | None = None) -> Annotated:
+        """Read an HTML response for the agent; remember what it may not follow.
+
+        `raw` is the body as it came (Content-Encoding not undone): no more than MAX_PAGE_BYTES
+        of it is ever decompressed. Raises ValueError for a body that cannot be decoded.
+        """
+        names = {agent.lower()} if agent else agent_tokens(user_agent)
+        # One byte more than is read tells a page that is longer from one that is not.
+        body = decoded_prefix(raw, content_encoding, MAX_PAGE_BYTES + 1)
+        html = decode_html(body, content_type)
+        now = self._clock()
+        # The head first: most pages need nothing more, and a full read costs about 0.25 s a MiB.
+        signals = read_page(html, now=now, x_robots_tag=x_robots_tag, agents=names, links=False)
+        remember = self.config.enforce_nofollow and method == "GET" and 200 <= status < 300
+        if (remember and (signals.nofollow or signals.may_have_sections)) or \
+                (self.config.strip and signals.may_have_sections):
+            signals = read_page(html, now=now, x_robots_tag=x_robots_tag, agents=names)
+        if remember:
+            self._remember(agent_key(agent, user_agent), url, signals)
+        stripped = None
+        if self.config.strip and any(s.noindex or s.nofollow for s in signals.sections):
+            if body is raw or not html.truncated:
+                stripped = strip_page(body, html)
+            else:
+                # The rest of a long compressed page would have to be decompressed to be put
+                # back: that is what a compression bomb counts on. It goes as it came.
+                logger.warning("robotsgate: %s is longer than %d bytes once decompressed: not "
+                               "stripped", url, MAX_PAGE_BYTES)
+        return Annotated(signals.x_robots_tag, stripped, signals)
+
+    def _remember(self, who: str, url: str, signals: PageSignals) -> None:
+        page = url_key(url)
+        if page is None:
+            return
+        key = (who, page)
+        why: Why
+        if signals.nofollow:
+            why, hrefs = "page", signals.all_links
+        elif signals.nofollow_links:
+            why, hrefs = "section", signals.nofollow_links
+        else:
+            self._memory.pop(key, None)  # not (or no longer) nofollow
+            return
+        base = url
+        if signals.base:
+            with contextlib.suppress(ValueError):  # a <base href> that is no URL: ignored
+                base = urljoin(url, signals.base)
+        links = frozenset(filter(None, (_resolve(base, href) for href in hrefs)))
+        # Links past the part read are unknown: a nofollow page that long forbids them all.
+        entry = Remembered(why, None if why == "page" and signals.truncated else links)
+        try:
+            self._memory[key] = entry
+        except ValueError:  # more links than the whole memory: err on the side of not following
+            self._memory[key] = Remembered(why, None)
+
+    def nofollow(self, *, url: str, referer: str | None, agent: str | None,
+                 user_agent: str | None) -> Nofollow | None:
+        """Whether a request follows a link its Referer page says not to follow."""
+        if not self.config.enforce_nofollow or not referer:
+            return None
+        page = url_key(referer)
+        if page is None:
+            return None
+        entry = self._memory.get((agent_key(agent, user_agent), page))
+        if entry is None:
+            return None
+        target = url_key(url)
+        if target is None:
+            return None
+        if entry.links is None:
+            if urlsplit(target).path == "/robots.txt":  # robots.txt itself is always allowed
+                return None
+        elif target not in entry.links:
+            return None
+        return Nofollow(referer, entry.why)
+
+    def __len__(self) -> int:
+        """Pages remembered."""
+        return len(self._memory)
+
+
+def _size(entry: Remembered) -> int:
+    return 1 if entry.links is None else max(1, len(entry.links))
+
+
+def _resolve(base: str, href: str) -> str | None:
+    try:
+        return url_key(urljoin(base, href))
+    except ValueError:
+        return None

@@ -1,0 +1,194 @@
+"""Per-host politeness shared by a fleet: the Pacer's schedule, kept in Redis.
+
+Each host has one hash, `{prefix}pace:{host}`, with `next` (earliest start of the next request),
+`paused_until` and `failures` (pushbacks without Retry-After, for the backoff). A slot is claimed
+in one Lua script, atomically, on Redis's own clock (TIME), so the proxies' clocks do not matter:
+
+    slot = max(now, next, paused_until); next = slot + interval; refused if slot - now > max_wait
+
+The waits it returns are seconds from that moment; each proxy sleeps them on its own clock.
+
+Hot path: a host with no interval of its own and nothing scheduled (the common case) costs no
+Redis round trip. The script says when a host is idle, the proxy remembers that, and forgets it
+as soon as a notice on `{prefix}pace` says the host became busy or paused somewhere in the fleet.
+Idle knowledge is trusted only while the notice channel is subscribed (see fleet.Fleet).
+"""
+
+import time
+from collections.abc import Callable
+
+from cachetools import LRUCache
+from redis.asyncio import Redis
+
+from robotsgate.pacing import Refusal, Slot
+
+# KEYS[1] host hash. ARGV: interval, max_wait, channel, host, keep (seconds the hash outlives
+# its last use, so the backoff counter is remembered between pauses).
+_RESERVE = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+local interval = tonumber(ARGV[1])
+local state = redis.call('HMGET', KEYS[1], 'next', 'paused_until')
+local nxt = tonumber(state[1]) or 0
+local paused_until = tonumber(state[2]) or 0
+if nxt <= now and paused_until <= now then
+  if interval <= 0 then
+    return {'0', 0, 1, 0}
+  end
+  redis.call('PUBLISH', ARGV[3], 'busy ' .. ARGV[4])
+end
+local slot = math.max(now, nxt, paused_until)
+local paused = 0
+if paused_until > now and paused_until >= nxt then
+  paused = 1
+end
+local wait = slot - now
+if wait > tonumber(ARGV[2]) then
+  return {string.format('%.6f', wait), paused, 0, 1}
+end
+redis.call('HSET', KEYS[1], 'next', string.format('%.6f', slot + interval))
+local last = math.max(slot + interval, paused_until)
+redis.call('PEXPIRE', KEYS[1], math.ceil((last - now + tonumber(ARGV[5])) * 1000))
+return {string.format('%.6f', wait), paused, 0, 0}
+"""
+
+# KEYS[1] host hash. ARGV: retry_after seconds ('' when the origin sent none), backoff base,
+# backoff cap, channel, host, keep.
+_PUSHBACK = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+local pause
+if ARGV[1] == '' then
+  local failures = redis.call('HINCRBY', KEYS[1], 'failures', 1)
+  pause = math.min(tonumber(ARGV[3]), tonumber(ARGV[2]) * 2 ^ (failures - 1))
+else
+  pause = math.min(math.max(tonumber(ARGV[1]), 0), tonumber(ARGV[3]) * 12)
+end
+local state = redis.call('HMGET', KEYS[1], 'next', 'paused_until')
+local paused_until = math.max(tonumber(state[2]) or 0, now + pause)
+redis.call('HSET', KEYS[1], 'paused_until', string.format('%.6f', paused_until))
+local last = math.max(tonumber(state[1]) or 0, paused_until)
+redis.call('PEXPIRE', KEYS[1], math.ceil((last - now + tonumber(ARGV[6])) * 1000))
+redis.call('PUBLISH', ARGV[4], 'pause ' .. ARGV[5])
+return string.format('%.6f', pause)
+"""
+
+# KEYS[1] host hash. ARGV: seconds to the next start, seconds paused, keep. A schedule kept
+# elsewhere meanwhile (a proxy's own, while Redis was down) joins the shared one: later wins.
+_ADOPT = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+local state = redis.call('HMGET', KEYS[1], 'next', 'paused_until')
+local nxt = math.max(tonumber(state[1]) or 0, now + tonumber(ARGV[1]))
+local paused_until = math.max(tonumber(state[2]) or 0, now + tonumber(ARGV[2]))
+redis.call('HSET', KEYS[1], 'next', string.format('%.6f', nxt),
+           'paused_until', string.format('%.6f', paused_until))
+redis.call('PEXPIRE', KEYS[1],
+           math.ceil((math.max(nxt, paused_until) - now + tonumber(ARGV[3])) * 1000))
+return 1
+"""
+
+_FREE = Slot(0.0, False)
+
+
+class RedisPacer:
+    """The Pacing interface on Redis: one schedule per host for every proxy of a fleet."""
+
+    def __init__(self, client: "Redis", *, prefix: str, max_wait: float, max_hosts: int,
+                 backoff_base: float = 1.0, backoff_cap: float = 300.0, idle_ttl: float = 5.0,
+                 keep: float = 3600.0, monotonic: Callable[[], float] = time.monotonic) -> None:
+        self._redis = client
+        self._prefix = prefix
+        self.max_wait = max_wait
+        self._backoff_base = backoff_base
+        self._backoff_cap = backoff_cap
+        # Idle knowledge also expires by itself, in case a notice was lost on the way.
+        self._idle_ttl = idle_ttl
+        self._keep = keep
+        self._monotonic = monotonic
+        self._reserve = client.register_script(_RESERVE)
+        self._pushback = client.register_script(_PUSHBACK)
+        self._adopt = client.register_script(_ADOPT)
+        self._idle: LRUCache[str, float] = LRUCache(maxsize=max_hosts)  # host -> trusted until
+        self._backing_off: LRUCache[str, bool] = LRUCache(maxsize=max_hosts)
+        self._listening = False
+        self._notices = 0  # notices (and subscription changes) seen, to detect races
+        self.round_trips = 0  # scripts run, for tests and benchmarks
+
+    @property
+    def channel(self) -> str:
+        return f"{self._prefix}pace"
+
+    def key(self, host: str) -> str:
+        return f"{self._prefix}pace:{host}"
+
+    # -- notices from the fleet (called by the Fleet that owns the subscription) ------------
+
+    def listening(self, on: bool) -> None:
+        """The notice channel was (re)subscribed, or lost: what was idle may not be any more."""
+        self._listening = on
+        self._notices += 1
+        self._idle.clear()
+
+    @property
+    def is_listening(self) -> bool:
+        return self._listening
+
+    def notice(self, message: bytes) -> None:
+        """'busy HOST' or 'pause HOST', from any proxy of the fleet (this one too)."""
+        kind, _, host = message.decode(errors="replace").partition(" ")
+        self._notices += 1
+        self._idle.pop(host, None)
+        if kind == "pause":
+            self._backing_off[host] = True
+
+    # -- the Pacing interface ----------------------------------------------------------------
+
+    async def reserve(self, host: str, interval: float) -> Slot | Refusal:
+        if interval <= 0 and self._listening:
+            until = self._idle.get(host)
+            if until is not None and until > self._monotonic():
+                return _FREE
+        seen = self._notices
+        self.round_trips += 1
+        wait_s, paused, idle, refused = await self._reserve(
+            keys=[self.key(host)],
+            args=[repr(max(interval, 0.0)), repr(float(self.max_wait)), self.channel, host,
+                  repr(self._keep)])
+        if idle:
+            # Only if no notice came in while the script ran: it might have been about this
+            # host, and handled before this answer arrived.
+            if self._listening and seen == self._notices:
+                self._idle[host] = self._monotonic() + self._idle_ttl
+            return _FREE
+        self._idle.pop(host, None)
+        wait = float(wait_s)
+        if refused:
+            return Refusal(wait, bool(paused))
+        return Slot(wait, bool(paused))
+
+    async def pushback(self, host: str, retry_after: float | None) -> float:
+        self._idle.pop(host, None)
+        self._backing_off[host] = True
+        self.round_trips += 1
+        pause = await self._pushback(
+            keys=[self.key(host)],
+            args=["" if retry_after is None else repr(float(retry_after)),
+                  repr(self._backoff_base), repr(self._backoff_cap), self.channel, host,
+                  repr(self._keep)])
+        return float(pause)
+
+    async def recovered(self, host: str) -> None:
+        # Only hosts known to have backed off somewhere: every ordinary answer would otherwise
+        # cost a round trip.
+        if self._backing_off.pop(host, None):
+            self.round_trips += 1
+            await self._redis.hdel(self.key(host), "failures")
+
+    async def adopt(self, host: str, next_in: float, paused_for: float) -> None:
+        """Merge a schedule kept elsewhere into the shared one (the later start, the longer
+        pause win), so that no host sees two requests closer than asked across the switch."""
+        self._idle.pop(host, None)
+        self.round_trips += 1
+        await self._adopt(keys=[self.key(host)],
+                          args=[repr(next_in), repr(paused_for), repr(self._keep)])

@@ -1,0 +1,213 @@
+"""robots.txt entries in Redis, shared by a fleet of proxies, fetched once for the whole fleet.
+
+Keys, all under the configured prefix:
+
+  {prefix}robots:{origin}  hash: the entry's metadata and the body its rules came from. It lives
+                           `keep_stale` seconds past the entry's expiry: a stale copy is still the
+                           "last good copy" (RFC 9309 §2.3.1.4) while the origin is in trouble.
+  {prefix}fetch:{origin}   the fetch lock: a random token, SET NX PX. Its holder fetches and
+                           publishes; the others poll for the result, and take the lock over when
+                           it expires without one (the holder died).
+
+Bodies are parsed back through the gate's parse cache, so identical bodies share one RobotsTxt.
+Each proxy also keeps a short-lived local mirror of what it read, so that a cached robots.txt
+costs no Redis round trip on the hot path.
+"""
+
+import asyncio
+import contextlib
+import hashlib
+import secrets
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from cachetools import LRUCache
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+from redis.typing import EncodableT
+
+from robotsgate.protocol import RobotsTxt
+from robotsgate.store import EntryKind, RobotsEntry
+
+_KINDS: dict[bytes, EntryKind] = {b"ok": "ok", b"missing": "missing",
+                                  b"unreachable": "unreachable"}
+
+# Deletes the lock only if it is still ours: after expiry it may be someone else's.
+_RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0
+"""
+
+Parse = Callable[[str, bytes], RobotsTxt]
+
+
+def _unbound(sha: str, body: bytes) -> RobotsTxt:
+    raise RuntimeError("RedisStore.parse is not set: bind it to the gate's parse cache")
+
+
+class RedisStore:
+    """The Store interface on Redis (redis-py's asyncio client)."""
+
+    def __init__(self, client: "Redis", *, prefix: str, clock: Callable[[], float],
+                 max_origins: int, lock_ttl: float, keep_stale: float = 86_400.0,
+                 mirror_ttl: float = 30.0, poll_cap: float = 0.25) -> None:
+        self._redis = client
+        self._prefix = prefix
+        self._clock = clock
+        self._lock_ms = max(1, round(lock_ttl * 1000))
+        self._keep_stale = keep_stale
+        # How long a proxy trusts its mirror without asking Redis, at most: bounds how long it
+        # can miss a change another proxy made (an operator deleting a key, say).
+        self._mirror_ttl = mirror_ttl
+        self._poll_cap = poll_cap
+        self._mirror: LRUCache[str, tuple[RobotsEntry, float]] = LRUCache(maxsize=max_origins)
+        self._reading: dict[str, asyncio.Future[RobotsEntry | None]] = {}
+        self._release = client.register_script(_RELEASE)
+        self.parse: Parse = _unbound
+        self.fetches_waited = 0  # refreshes answered by another proxy's fetch, for tests/metrics
+
+    def key(self, origin: str) -> str:
+        return f"{self._prefix}robots:{origin}"
+
+    def lock_key(self, origin: str) -> str:
+        return f"{self._prefix}fetch:{origin}"
+
+    async def get(self, origin: str) -> RobotsEntry | None:
+        now = self._clock()
+        mirrored = self._mirror.get(origin)
+        if mirrored is not None:
+            entry, since = mirrored
+            # A fresh entry is not refetched by anyone before it expires: no need to ask Redis.
+            if entry.expires_at > now and now - since < self._mirror_ttl:
+                return entry
+        # Many requests for an origin nobody has read yet: one HGETALL for all of them.
+        reading = self._reading.get(origin)
+        if reading is None:
+            reading = asyncio.ensure_future(self._read(origin))
+            self._reading[origin] = reading
+            reading.add_done_callback(lambda done: self._read_done(origin, done))
+        return await asyncio.shield(reading)
+
+    def _read_done(self, origin: str, done: "asyncio.Future[RobotsEntry | None]") -> None:
+        self._reading.pop(origin, None)
+        if not done.cancelled():
+            done.exception()  # its waiters have it; if they all went away, nobody need log it
+
+    def mirrored(self, origin: str) -> RobotsEntry | None:
+        """What this proxy last read or wrote for the origin, however old (no Redis call)."""
+        mirrored = self._mirror.get(origin)
+        return mirrored[0] if mirrored is not None else None
+
+    async def put(self, origin: str, entry: RobotsEntry) -> None:
+        now = self._clock()
+        key = self.key(origin)
+        ttl_ms = max(1, round((entry.expires_at - now + self._keep_stale) * 1000))
+        async with self._redis.pipeline(transaction=True) as pipe:
+            # One MULTI: a reader never sees the fields of two entries mixed.
+            pipe.delete(key)
+            pipe.hset(key, mapping=_encode(entry))
+            pipe.pexpire(key, ttl_ms)
+            await pipe.execute()
+        self._mirror[origin] = (entry, now)
+
+    async def refresh(self, origin: str, stale: RobotsEntry | None,
+                      fetch: Callable[[], Awaitable[RobotsEntry]]) -> RobotsEntry:
+        """One fetch per origin across every proxy on this Redis."""
+        lock = self.lock_key(origin)
+        token = secrets.token_hex(16)
+        while True:
+            if await self._redis.set(lock, token, nx=True, px=self._lock_ms):
+                try:
+                    # Someone may have published between our read and our lock.
+                    current = await self._read(origin)
+                    if current is not None and _newer(current, stale):
+                        return current
+                    return await fetch()
+                finally:
+                    # The lock expires by itself if this fails; the result stands either way.
+                    with contextlib.suppress(RedisError, OSError):
+                        await self._release(keys=[lock], args=[token])
+            entry = await self._await_holder(origin, lock, stale)
+            if entry is not None:
+                self.fetches_waited += 1
+                return entry
+            # The lock went away without a new entry: its holder failed or died. Take over.
+
+    async def _await_holder(self, origin: str, lock: str,
+                            stale: RobotsEntry | None) -> RobotsEntry | None:
+        """The entry another proxy publishes, or None once its lock is gone without one."""
+        delay = 0.005
+        while True:
+            await asyncio.sleep(delay)
+            delay = min(delay * 1.5, self._poll_cap)
+            async with self._redis.pipeline(transaction=False) as pipe:
+                pipe.hgetall(self.key(origin))
+                pipe.exists(lock)
+                fields, locked = await pipe.execute()
+            entry = self._decode(fields)
+            if entry is not None and _newer(entry, stale):
+                self._remember(origin, entry, self._clock())
+                return entry
+            if not locked:
+                return None
+
+    async def _read(self, origin: str) -> RobotsEntry | None:
+        entry = self._decode(await self._redis.hgetall(self.key(origin)))
+        self._remember(origin, entry, self._clock())
+        return entry
+
+    def _remember(self, origin: str, entry: RobotsEntry | None, now: float) -> None:
+        if entry is None:
+            self._mirror.pop(origin, None)
+        else:
+            self._mirror[origin] = (entry, now)
+
+    def _decode(self, fields: Mapping[Any, Any]) -> RobotsEntry | None:
+        """An entry from its hash; None when there is none (or it is not one of ours)."""
+        kind = _KINDS.get(fields.get(b"kind", b""))
+        try:
+            robots_url = fields[b"robots_url"].decode()
+            fetched_at = float(fields[b"fetched_at"])
+            expires_at = float(fields[b"expires_at"])
+        except (KeyError, ValueError, UnicodeDecodeError):
+            kind = None
+        if kind is None:
+            return None  # garbage under our key is treated as no entry: it is fetched anew
+        body = fields.get(b"body", b"")
+        sha = _text(fields.get(b"sha256"))
+        status = fields.get(b"status")
+        robots = None
+        if kind != "unreachable":
+            # "missing" entries have no sha256: their empty body parses to "allow all".
+            robots = self.parse(sha or hashlib.sha256(body).hexdigest(), body)
+        return RobotsEntry(kind, robots_url, robots, int(status) if status else None, sha,
+                           fetched_at, expires_at, _text(fields.get(b"error")), body)
+
+
+def _encode(entry: RobotsEntry) -> dict[EncodableT, EncodableT]:
+    fields: dict[EncodableT, EncodableT] = {
+        "kind": entry.kind, "robots_url": entry.robots_url,
+        # repr: floats come back bit for bit, so entries compare equal across proxies.
+        "fetched_at": repr(entry.fetched_at), "expires_at": repr(entry.expires_at),
+        "body": entry.body}
+    if entry.status is not None:
+        fields["status"] = str(entry.status)
+    if entry.sha256 is not None:
+        fields["sha256"] = entry.sha256
+    if entry.error is not None:
+        fields["error"] = entry.error
+    return fields
+
+
+def _text(value: bytes | None) -> str | None:
+    return value.decode(errors="replace") if value is not None else None
+
+
+def _newer(entry: RobotsEntry, stale: RobotsEntry | None) -> bool:
+    """Whether `entry` was published after `stale` was read (an already expired one counts)."""
+    if stale is None:
+        return True
+    return (entry.kind, entry.fetched_at, entry.expires_at, entry.sha256) != \
+        (stale.kind, stale.fetched_at, stale.expires_at, stale.sha256)

@@ -1,0 +1,102 @@
+"""Redis for the tests: the shared one on 127.0.0.1:6379, and private ones that a test may stop.
+
+Tests that share the Redis on 6379 each use their own random key prefix and delete their keys
+afterwards. A test that stops Redis starts its own ``redis-server`` on a free loopback port.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from .servers import free_port
+
+SHARED_URL = os.environ.get("ROBOTSGATE_TEST_REDIS", "redis://127.0.0.1:6379/0")
+START_TIMEOUT = 10.0
+
+
+def new_prefix() -> str:
+    return f"robotsgate-test:{secrets.token_hex(8)}:"
+
+
+def delete_prefix(url: str, prefix: str) -> None:
+    """Delete every key under ``prefix`` (synchronous client: usable from any fixture)."""
+    import redis
+
+    client = redis.Redis.from_url(url)
+    try:
+        keys = list(client.scan_iter(match=f"{prefix}*", count=1000))
+        if keys:
+            client.delete(*keys)
+    finally:
+        client.close()
+
+
+def ping(port: int, host: str = "127.0.0.1") -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=0.5) as s:
+            s.sendall(b"PING\r\n")
+            return s.recv(64).startswith(b"+PONG")
+    except OSError:
+        return False
+
+
+class RedisServer:
+    """A private ``redis-server`` on a free port of 127.0.0.1, nothing kept on disk."""
+
+    def __init__(self, workdir: Path) -> None:
+        binary = shutil.which("redis-server")
+        if binary is None:
+            pytest.fail("redis-server is not installed (apt-get install redis-server)")
+        self.binary = binary
+        self.workdir = workdir
+        workdir.mkdir(parents=True, exist_ok=True)
+        self.port = free_port()
+        self.process: subprocess.Popen[bytes] | None = None
+        self.start()
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        """Start (again, on the same port): an empty Redis, as after a restart without disk."""
+        assert self.process is None or self.process.poll() is not None
+        self.process = subprocess.Popen(
+            [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "no", "--dir", str(self.workdir),
+             "--logfile", str(self.workdir / "redis.log")],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + START_TIMEOUT
+        while not ping(self.port):
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                log = self.workdir / "redis.log"
+                pytest.fail(f"redis-server did not start on port {self.port}: "
+                            f"{log.read_text() if log.exists() else ''}")
+            time.sleep(0.02)
+
+    def stop(self) -> None:
+        proc = self.process
+        if proc is None or proc.poll() is not None:
+            return
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+
+    def stored_keys(self, pattern: str = "*") -> list[bytes]:
+        import redis
+
+        client = redis.Redis(host="127.0.0.1", port=self.port)
+        with contextlib.closing(client):
+            return sorted(client.scan_iter(match=pattern))

@@ -1,0 +1,262 @@
+"""End to end, the operator's tools: /metrics of a running proxy, the evidence archive, audit log
+rotation (SIGHUP and by size), `robotsgate check` agreeing with the proxy, and the HTML report in
+a real browser (Debian's headless Chromium)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx
+
+from . import audit_sample
+from .servers import REPO, Origin, Proxy, clean_env, free_port, httpx_call
+
+OriginFactory = Callable[..., Origin]
+ProxyFactory = Callable[..., Proxy]
+
+UA = "ToolBot/1.0"
+ROBOTS = "User-agent: *\nDisallow: /private\n"
+OTHER_ROBOTS = "User-agent: *\nDisallow: /other\n"
+ROBOTSGATE = Path(sys.executable).parent / "robotsgate"
+ARTIFACTS = REPO / "artifacts"
+
+
+def sha256(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def get(proxy: Proxy, url: str) -> int:
+    return httpx_call(proxy, url, headers={"User-Agent": UA}).status
+
+
+def wait_for_output(proxy: Proxy, text: str, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while text not in proxy.output():
+        assert time.monotonic() < deadline, f"{text!r} not in\n{proxy.output()}"
+        time.sleep(0.05)
+
+
+def scrape(port: int) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
+    from prometheus_client.parser import text_string_to_metric_families
+
+    text = httpx.get(f"http://127.0.0.1:{port}/metrics", trust_env=False, timeout=10).text
+    return {(s.name, frozenset(s.labels.items())): s.value
+            for family in text_string_to_metric_families(text) for s in family.samples}
+
+
+# -- metrics ------------------------------------------------------------------------------------
+
+
+def test_metrics_of_a_running_proxy_count_known_traffic(
+    origin: OriginFactory, proxy: ProxyFactory
+) -> None:
+    site = origin("127.0.0.1", robots=ROBOTS)
+    down = origin("127.0.0.2")
+    down.set_robots("overloaded", status=503)
+    missing = origin("127.0.0.3")  # 404 for robots.txt: no restrictions
+    port = free_port()
+    gate = proxy(robots_metrics_port=port)
+    # mitmdump loads its script in a task of its own: wait until the addon is up.
+    wait_for_output(gate, f"robotsgate: metrics on http://127.0.0.1:{port}/metrics")
+
+    statuses = [get(gate, site.url(f"/private/{n}")) for n in range(3)]
+    statuses += [get(gate, site.url(f"/public/{n}")) for n in range(4)]
+    statuses += [get(gate, down.url("/x")) for _ in range(2)]
+    statuses += [get(gate, missing.url("/anything"))]
+    assert statuses == [403] * 3 + [200] * 4 + [503] * 2 + [200]
+
+    m = scrape(port)
+
+    def value(name: str, **labels: str) -> float:
+        return m.get((name, frozenset(labels.items())), 0.0)
+
+    assert value("robotsgate_decisions_total", result="blocked", reason="disallowed") == 3
+    assert value("robotsgate_decisions_total", result="blocked",
+                 reason="robots-unavailable") == 2
+    assert value("robotsgate_decisions_total", result="forwarded", reason="allowed") == 5
+    assert value("robotsgate_robots_fetches_total", outcome="ok") == 1
+    assert value("robotsgate_robots_fetches_total", outcome="missing") == 1
+    # The unreachable robots.txt is remembered for robots_error_ttl: fetched once.
+    assert value("robotsgate_robots_fetches_total", outcome="unreachable") == 1
+    assert value("robotsgate_robots_cache_misses_total") == 3
+    assert value("robotsgate_robots_cache_hits_total") == 7
+    assert value("robotsgate_wait_seconds_count") == 5
+    assert value("robotsgate_robots_fetches_in_flight") == 0
+    # The audit log says the same.
+    blocks = [r for r in gate.audit() if r["event"] == "block"]
+    assert len(blocks) == 5
+
+
+def test_metrics_listen_on_loopback_only_by_default(proxy: ProxyFactory) -> None:
+    port = free_port()
+    gate = proxy(robots_metrics_port=port)
+    wait_for_output(gate, f"robotsgate: metrics on http://127.0.0.1:{port}/metrics")
+    assert scrape(port)  # 127.0.0.1 answers
+    try:
+        httpx.get(f"http://127.0.0.2:{port}/metrics", trust_env=False, timeout=5)
+    except httpx.ConnectError:
+        pass
+    else:
+        raise AssertionError("the metrics port answered on 127.0.0.2")
+
+
+# -- the evidence archive -----------------------------------------------------------------------
+
+
+def test_archive_holds_one_copy_per_distinct_body(
+    origin: OriginFactory, proxy: ProxyFactory, tmp_path: Path
+) -> None:
+    one = origin("127.0.0.1", robots=ROBOTS)
+    two = origin("127.0.0.2", robots=ROBOTS)  # the same body, another origin
+    three = origin("127.0.0.3", robots=OTHER_ROBOTS)
+    archive = tmp_path / "archive"
+    gate = proxy(robots_archive_dir=str(archive))
+
+    assert [get(gate, one.url("/private/a")), get(gate, two.url("/private/b")),
+            get(gate, three.url("/other/c")), get(gate, one.url("/private/d"))] == [403] * 4
+
+    assert sorted(p.name for p in archive.iterdir()) == sorted(
+        [sha256(ROBOTS), f"{sha256(ROBOTS)}.json", sha256(OTHER_ROBOTS),
+         f"{sha256(OTHER_ROBOTS)}.json"])
+    for record in gate.wait_audit(4):
+        body = (archive / record["robots_sha256"]).read_bytes()
+        assert f"Disallow: {record['rule'].split(': ', 1)[1]}" in body.decode()
+    meta = json.loads((archive / f"{sha256(OTHER_ROBOTS)}.json").read_text())
+    assert meta["url"] == three.robots_url and meta["status"] == 200
+    assert ["content-type", "text/plain; charset=utf-8"] in meta["headers"]
+    # The first of the two origins with the shared body is the one the sidecar names.
+    assert json.loads((archive / f"{sha256(ROBOTS)}.json").read_text())["url"] == one.robots_url
+    # And the command that shows a block's evidence.
+    shown = subprocess.run([str(ROBOTSGATE), "show", sha256(OTHER_ROBOTS), "--archive",
+                            str(archive)], capture_output=True, text=True, timeout=30)
+    assert shown.returncode == 0 and shown.stdout.endswith(OTHER_ROBOTS)
+
+
+# -- audit log rotation -------------------------------------------------------------------------
+
+
+def test_sighup_reopens_the_audit_log(origin: OriginFactory, proxy: ProxyFactory) -> None:
+    site = origin(robots=ROBOTS)
+    gate = proxy()
+    wait_for_output(gate, "SIGHUP reopens the audit log")
+    assert get(gate, site.url("/private/1")) == 403
+    gate.wait_audit(1)
+    rotated = gate.audit_path.with_name("audit.jsonl.1")
+    gate.audit_path.rename(rotated)  # what logrotate does first
+    assert get(gate, site.url("/private/2")) == 403  # still written to the renamed file
+    assert gate.process is not None
+    gate.process.send_signal(signal.SIGHUP)
+    wait_for_output(gate, "reopened")
+    assert get(gate, site.url("/private/3")) == 403
+    assert gate.process.poll() is None  # SIGHUP did not stop it
+    urls = [json.loads(line)["url"] for line in rotated.read_text().splitlines()]
+    assert urls == [site.url("/private/1"), site.url("/private/2")]
+    assert [r["url"] for r in gate.wait_audit(1)] == [site.url("/private/3")]
+
+
+def test_audit_log_rotates_by_size(origin: OriginFactory, proxy: ProxyFactory) -> None:
+    site = origin(robots=ROBOTS)
+    gate = proxy(robots_audit_max_bytes=1500, robots_audit_keep=2)
+    for n in range(12):
+        assert get(gate, site.url(f"/private/{n:02d}")) == 403
+    files = [gate.audit_path.with_name(name)
+             for name in ("audit.jsonl.2", "audit.jsonl.1", "audit.jsonl")]
+    urls = [json.loads(line)["url"] for f in files for line in f.read_text().splitlines()]
+    # Oldest dropped, the rest in order, no line split between files.
+    assert urls == [site.url(f"/private/{n:02d}") for n in range(12 - len(urls), 12)]
+    assert all(f.stat().st_size <= 1500 for f in files)
+    assert not gate.audit_path.with_name("audit.jsonl.3").exists()
+
+
+# -- check agrees with the proxy ----------------------------------------------------------------
+
+
+def test_check_answers_what_the_proxy_answers(origin: OriginFactory, proxy: ProxyFactory) -> None:
+    robots = ("User-agent: ToolBot\nDisallow: /private\nAllow: /private/open\n"
+              "Disallow: /*.pdf$\n\nUser-agent: *\nDisallow: /\n")
+    site = origin(robots=robots)
+    gate = proxy()
+    for path in ("/private/x", "/private/open/y", "/doc.pdf", "/doc.pdf?x", "/public",
+                 "/%70rivate/x"):
+        answer = httpx_call(gate, site.url(path), headers={"User-Agent": UA})
+        done = subprocess.run([str(ROBOTSGATE), "check", site.url(path), "--agent", UA],
+                              capture_output=True, text=True, timeout=30, env=clean_env())
+        assert (done.returncode, answer.status) in ((0, 200), (1, 403)), (path, done.stdout)
+        if answer.status == 403:
+            rule = re.search(r"^rule:\s+(.*) \(line (\d+)\)$", done.stdout, re.MULTILINE)
+            assert rule is not None
+            assert (rule[1], rule[2]) == (answer.header("X-Robotsgate-Rule"),
+                                          answer.header("X-Robotsgate-Line"))
+
+
+# -- the HTML report in a browser ---------------------------------------------------------------
+
+
+def chromium(*args: str) -> subprocess.CompletedProcess[str]:
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    assert browser, "chromium is not installed (scripts/test.sh installs Debian's package)"
+    with tempfile.TemporaryDirectory(prefix="robotsgate-chromium-") as profile:
+        return subprocess.run(
+            [browser, "--headless", "--no-sandbox", "--disable-gpu",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync",
+             "--no-first-run", f"--user-data-dir={profile}", *args],
+            capture_output=True, text=True, timeout=120)
+
+
+def cells(dom: str, table_id: str) -> dict[str, int]:
+    body = dom.split(f'<table id="{table_id}">', 1)[1].split("</table>", 1)[0]
+    rows = re.findall(r'<td class="n">([\d,]+)</td><td class="n">[^<]*</td><td>([^<]*)</td>',
+                      body)
+    return {name: int(count.replace(",", "")) for count, name in rows}
+
+
+def test_html_report_shows_the_numbers_in_a_browser(tmp_path: Path) -> None:
+    log = audit_sample.write(tmp_path / "audit.jsonl")
+    page = tmp_path / "report.html"
+    done = subprocess.run([str(ROBOTSGATE), "report", str(log), "--html", str(page)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+
+    rendered = chromium("--dump-dom", page.as_uri())
+    dom = rendered.stdout
+    assert "robotsgate audit report" in dom, rendered.stderr
+    for ident, number in (("total-records", audit_sample.RECORDS),
+                          ("total-blocks", audit_sample.BLOCKS),
+                          ("total-would-block", audit_sample.WOULD_BLOCK),
+                          ("total-delays", audit_sample.DELAYS),
+                          ("total-hosts-blocked", len(audit_sample.HOSTS))):
+        assert re.search(rf'id="{ident}"><span class="num">{number}</span>', dom), ident
+    assert cells(dom, "table-hosts") == audit_sample.HOSTS
+    assert cells(dom, "table-agents") == audit_sample.AGENTS
+    assert cells(dom, "table-reasons") == audit_sample.REASONS
+    assert cells(dom, "table-rules") == {audit_sample.RULE: 7}
+    # The charts carry the same numbers: one bar per hour, labelled with its count...
+    timeline = dom.split('id="timeline-chart"', 1)[1].split("</svg>", 1)[0]
+    assert timeline.count("<rect") == 24
+    tips = dict(re.findall(r"<title>([\d-]+ [\d:]+): (\d+) blocks</title>", timeline))
+    assert {k: int(v) for k, v in tips.items() if v != "0"} == audit_sample.TIMELINE
+    assert sorted(map(int, re.findall(r'class="value"[^>]*>(\d+)</text>', timeline))) == [1, 2,
+                                                                                         3, 5]
+    # ...and per host, split by reason.
+    hosts = dom.split('id="hosts-chart"', 1)[1].split("</svg>", 1)[0]
+    assert re.findall(r'class="value"[^>]*>(\d+)</text>', hosts) == ["7", "3", "1"]
+    assert "a.example: 7 disallowed" in hosts and "b.example:8080: 3 robots-unavailable" in hosts
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    shot = ARTIFACTS / "report.png"
+    shot.unlink(missing_ok=True)
+    taken = chromium(f"--screenshot={shot}", "--window-size=1100,2200",
+                     "--hide-scrollbars", page.as_uri())
+    assert shot.exists() and shot.stat().st_size > 10_000, taken.stderr
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    print(f"screenshot of the report: {shot}")

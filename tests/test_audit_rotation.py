@@ -1,0 +1,121 @@
+"""Audit log rotation: reopen after a rename (logrotate + SIGHUP), and rotation by size."""
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from mitmproxy import exceptions
+from mitmproxy.test import taddons
+
+from robotsgate.addon import RobotsGate
+from robotsgate.audit import AuditLog, AuditRecord
+
+
+def record(n: int) -> AuditRecord:
+    return AuditRecord(ts=f"2026-01-01T00:00:{n % 60:02d}.000+00:00", event="block",
+                       reason="disallowed", status=403, agent="Bot", user_agent="Bot/1.0",
+                       client="127.0.0.1:1", method="GET", url=f"http://a.example/{n}",
+                       robots_url="http://a.example/robots.txt", robots_status=200,
+                       robots_fetched_at=None, robots_sha256=None, group="*",
+                       rule="Disallow: /", line=2, delay_ms=0, mode="enforce")
+
+
+def urls(path: Path) -> list[str]:
+    return [json.loads(line)["url"] for line in path.read_text().splitlines()]
+
+
+def test_reopen_writes_a_new_file_after_a_rename(tmp_path: Path) -> None:
+    path = tmp_path / "audit.jsonl"
+    log = AuditLog(str(path))
+    log.write(record(1))
+    path.rename(tmp_path / "audit.jsonl.1")
+    log.write(record(2))  # still the old file: it was not reopened yet
+    log.reopen()
+    log.write(record(3))
+    log.close()
+    assert urls(tmp_path / "audit.jsonl.1") == ["http://a.example/1", "http://a.example/2"]
+    assert urls(path) == ["http://a.example/3"]
+
+
+def test_a_failed_reopen_keeps_the_old_file(tmp_path: Path) -> None:
+    directory = tmp_path / "logs"
+    directory.mkdir()
+    log = AuditLog(str(directory / "audit.jsonl"))
+    (directory / "audit.jsonl").rename(tmp_path / "moved.jsonl")
+    directory.rmdir()
+    with pytest.raises(OSError):
+        log.reopen()
+    log.write(record(1))
+    log.close()
+    assert urls(tmp_path / "moved.jsonl") == ["http://a.example/1"]
+
+
+def test_size_rotation_keeps_n_files_and_never_splits_a_record(tmp_path: Path) -> None:
+    path = tmp_path / "audit.jsonl"
+    size = len(record(0).to_json()) + 1
+    log = AuditLog(str(path), max_bytes=size * 3, keep=2)
+    for n in range(10):  # 10 records, 3 per file: 4 files' worth, 3 kept
+        log.write(record(n))
+    log.close()
+    assert urls(path) == ["http://a.example/9"]
+    assert urls(tmp_path / "audit.jsonl.1") == [f"http://a.example/{n}" for n in (6, 7, 8)]
+    assert urls(tmp_path / "audit.jsonl.2") == [f"http://a.example/{n}" for n in (3, 4, 5)]
+    assert not (tmp_path / "audit.jsonl.3").exists()
+    for name in ("audit.jsonl", "audit.jsonl.1", "audit.jsonl.2"):
+        assert (tmp_path / name).stat().st_size <= size * 3
+
+
+def test_size_rotation_notices_a_file_rotated_by_someone_else(tmp_path: Path) -> None:
+    path = tmp_path / "audit.jsonl"
+    size = len(record(0).to_json()) + 1
+    first = AuditLog(str(path), max_bytes=size * 2, keep=3)
+    second = AuditLog(str(path), max_bytes=size * 2, keep=3)  # another proxy, same file
+    first.write(record(1))
+    second.write(record(2))
+    first.write(record(3))  # full: first rotates
+    second.write(record(4))  # second's count says full too, but the file is the new one
+    first.close()
+    second.close()
+    assert urls(tmp_path / "audit.jsonl.1") == ["http://a.example/1", "http://a.example/2"]
+    assert urls(path) == ["http://a.example/3", "http://a.example/4"]
+    assert not (tmp_path / "audit.jsonl.2").exists()
+
+
+def test_a_record_larger_than_the_limit_gets_a_file_of_its_own(tmp_path: Path) -> None:
+    path = tmp_path / "audit.jsonl"
+    log = AuditLog(str(path), max_bytes=10, keep=5)
+    for n in range(3):
+        log.write(record(n))
+    log.close()
+    assert [urls(p) for p in (tmp_path / "audit.jsonl.2", tmp_path / "audit.jsonl.1", path)] \
+        == [["http://a.example/0"], ["http://a.example/1"], ["http://a.example/2"]]
+
+
+@pytest.mark.parametrize(("option", "value"), [
+    ("robots_audit_max_bytes", -1), ("robots_audit_keep", 0), ("robots_audit_keep", 1001),
+    ("robots_metrics_port", 70000),
+])
+def test_bad_rotation_options_are_refused_naming_the_option(option: str, value: int,
+                                                           tmp_path: Path) -> None:
+    addon = RobotsGate()
+    with taddons.context(addon) as tctx:
+        tctx.configure(addon, robots_audit_log=str(tmp_path / "a.jsonl"))
+        with pytest.raises(exceptions.OptionsError, match=option):
+            tctx.configure(addon, **{option: value})
+
+
+def test_the_addon_rotates_its_log_by_size(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
+    addon = RobotsGate()
+    with taddons.context(addon) as tctx:
+        tctx.configure(addon, robots_audit_log=str(path), robots_audit_max_bytes=1,
+                       robots_audit_keep=1)
+        assert addon._audit is not None
+        addon._audit.write(record(1))
+        addon._audit.write(record(2))
+        addon._reopen_audit()  # what SIGHUP does
+        addon._audit.write(record(3))
+    assert urls(tmp_path / "a.jsonl.1") == ["http://a.example/2"]
+    assert urls(path) == ["http://a.example/3"]
+    assert not os.path.exists(tmp_path / "a.jsonl.2")

@@ -1,0 +1,370 @@
+"""`robotsgate check | lint | report | show`, run as the installed command on real files and
+against a real origin server on 127.0.0.1 (tests/e2e/servers.py)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from e2e import audit_sample
+from e2e.servers import Origin, Reply, clean_env
+
+from robotsgate.protocol import MAX_BYTES
+
+ROBOTSGATE = Path(sys.executable).parent / "robotsgate"
+
+# Line numbers matter: the commands name them.
+ROBOTS = """\
+# the test origin
+User-agent: MyBot
+Crawl-delay: 2
+Request-rate: 3/1m
+Visit-time: 0000-2359
+Disallow: /private
+Allow: /private/open
+
+User-agent: *
+Disallow: /
+
+Sitemap: https://example.com/sitemap.xml
+Sitemap: https://example.com/news.xml
+"""
+
+LINTED = """\
+Disallow: /nowhere
+User-agent: *
+Disalow: /typo
+Noindex: /x
+Disallow: /a
+Allow: /a*
+Disallow: private
+"""
+
+
+def run(*args: str, stdin: bytes | None = None,
+        module: bool = False) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "robotsgate"] if module else [str(ROBOTSGATE)]
+    return subprocess.run([*command, *args], input=stdin.decode() if stdin else None,
+                          capture_output=True, text=True, timeout=60, env=clean_env())
+
+
+def field(output: str, name: str) -> str:
+    found = re.search(rf"^{re.escape(name)}:\s+(.*)$", output, re.MULTILINE)
+    assert found, f"no {name!r} in\n{output}"
+    return found[1]
+
+
+@pytest.fixture
+def site() -> Iterator[Origin]:
+    origin = Origin("127.0.0.1")
+    origin.set_robots(ROBOTS)
+    yield origin
+    origin.stop()
+
+
+# -- check ------------------------------------------------------------------------------------
+
+
+def test_check_disallowed_names_rule_line_group_and_extensions(site: Origin) -> None:
+    done = run("check", site.url("/private/x?y=1"), "--agent", "MyBot")
+    assert done.returncode == 1, done.stderr
+    out = done.stdout
+    assert field(out, "result") == "DISALLOWED"
+    assert field(out, "rule") == "Disallow: /private (line 6)"
+    assert field(out, "group") == "MyBot (line 2)"
+    assert field(out, "robots.txt") == site.robots_url
+    sha = hashlib.sha256(ROBOTS.encode()).hexdigest()
+    assert field(out, "status") == f"HTTP 200, {len(ROBOTS)} bytes, sha256 {sha}"
+    assert field(out, "crawl-delay") == "2 s"
+    assert field(out, "request-rate") == "3/60s: one request every 20 s"
+    assert field(out, "visit-time").startswith("0000-2359 UTC")
+    assert re.findall(r"^sitemap:\s+(.*)$", out, re.MULTILINE) == [
+        "https://example.com/sitemap.xml", "https://example.com/news.xml"]
+    assert field(out, "proxy") == "answers 403 (disallowed)"
+    # Fetched the way the proxy fetches: once, with the bot's name as User-Agent.
+    assert [s.user_agent for s in site.robots_fetches()] == ["MyBot"]
+    assert not site.saw("/private/x?y=1")
+
+
+def test_check_allowed_exits_0(site: Origin) -> None:
+    done = run("check", site.url("/private/open/page"), "--agent", "MyBot")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert field(done.stdout, "result") == "allowed"
+    assert field(done.stdout, "rule") == "Allow: /private/open (line 7)"
+
+
+def test_check_reads_a_whole_user_agent_header_as_the_proxy_does(site: Origin) -> None:
+    header = "Mozilla/5.0 (compatible; MyBot/2.1; +https://example.com/bot)"
+    done = run("check", site.url("/public"), "--agent", header)
+    assert done.returncode == 0
+    assert field(done.stdout, "group") == "MyBot (line 2)"
+    assert [s.user_agent for s in site.robots_fetches()] == [header]
+    other = run("check", site.url("/public"), "--agent", "curl/8.0")
+    assert other.returncode == 1
+    assert field(other.stdout, "group") == "* (line 9)"
+
+
+def test_check_with_a_file_fetches_nothing(site: Origin, tmp_path: Path) -> None:
+    robots = tmp_path / "robots.txt"
+    robots.write_text(ROBOTS)
+    done = run("check", site.url("/private/x"), "--agent", "MyBot", "--robots", str(robots))
+    assert done.returncode == 1
+    assert field(done.stdout, "rule") == "Disallow: /private (line 6)"
+    assert str(robots) in field(done.stdout, "robots.txt")
+    assert site.seen == []
+    piped = run("check", "http://example.com/private/open", "--agent", "MyBot", "--robots", "-",
+                stdin=ROBOTS.encode())
+    assert piped.returncode == 0
+
+
+def test_check_without_robots_txt_allows_everything(site: Origin) -> None:
+    site.set_robots("gone", status=404)
+    done = run("check", site.url("/private/x"), "--agent", "MyBot")
+    assert done.returncode == 0
+    assert field(done.stdout, "status") == "HTTP 404: no robots.txt, so no restrictions"
+    assert field(done.stdout, "group") == "none applies to this agent"
+
+
+def test_check_an_unreachable_robots_txt_is_a_complete_disallow(site: Origin) -> None:
+    site.set_robots("down", status=503)
+    done = run("check", site.url("/anything"), "--agent", "MyBot")
+    assert done.returncode == 1
+    assert field(done.stdout, "status").startswith("unreachable (HTTP 503): complete disallow")
+    assert field(done.stdout, "proxy") == "answers 503 (robots-unavailable)"
+
+
+def test_check_follows_redirects_and_says_so(site: Origin) -> None:
+    site.set_robots(handler=lambda seen: Reply(301, "", {"Location": "/real-robots.txt"}))
+    site.route("/real-robots.txt", body=ROBOTS)
+    done = run("check", site.url("/private/x"), "--agent", "MyBot")
+    assert done.returncode == 1
+    assert field(done.stdout, "redirected") == f"to {site.url('/real-robots.txt')}"
+
+
+def test_check_json(site: Origin) -> None:
+    done = run("check", site.url("/private/x"), "--agent", "MyBot", "--json", module=True)
+    assert done.returncode == 1
+    facts = json.loads(done.stdout)
+    assert facts["allowed"] is False
+    assert (facts["rule"], facts["line"], facts["group"]) == ("Disallow: /private", 6, ["MyBot"])
+    assert facts["crawl_delay"] == 2
+    assert facts["request_rate"] == {"requests": 3, "seconds": 60.0, "interval": 20.0}
+    assert facts["robots_status"] == 200 and facts["robots_url"] == site.robots_url
+
+
+@pytest.mark.parametrize("args", [
+    ["check", "ftp://example.com/x", "--agent", "MyBot"],
+    ["check", "not a url", "--agent", "MyBot"],
+    ["check", "http://example.com/x"],  # no --agent
+    ["check", "http://example.com/x", "--agent", "MyBot", "--robots", "/nonexistent"],
+    ["check", "http://example.com/x", "--agent", "MyBot", "--semantics", "strict"],
+    [],
+])
+def test_check_errors_exit_2(args: list[str]) -> None:
+    done = run(*args)
+    assert done.returncode == 2
+    assert done.stderr.strip()
+
+
+# -- lint -------------------------------------------------------------------------------------
+
+
+def test_lint_a_file_lists_findings_with_lines(tmp_path: Path) -> None:
+    path = tmp_path / "robots.txt"
+    path.write_bytes(b"\xef\xbb\xbf" + LINTED.encode() + b"Disallow: /caf\xe9\n")
+    done = run("lint", str(path))
+    assert done.returncode == 1
+    assert done.stdout.splitlines() == [
+        f"{path}:1: bom: byte order mark skipped",
+        f"{path}:1: outside-group: Disallow outside any group (no User-agent above): ignored",
+        f"{path}:3: misspelling: 'Disalow' read as 'disallow'",
+        f"{path}:4: unknown-directive: unknown directive 'Noindex'",
+        f"{path}:5: shadowed: Disallow: /a never applies: Allow: /a* (line 6) matches every "
+        "path it matches and is longer, so it takes precedence",
+        f"{path}:7: never-matches: Disallow: private never matches: paths start with '/' (a "
+        "pattern starts with '/' or '*')",
+        f"{path}:8: encoding: bytes that are not UTF-8",
+        f"{path}: 7 findings",
+    ]
+
+
+def test_lint_a_clean_file_exits_0(tmp_path: Path) -> None:
+    path = tmp_path / "robots.txt"
+    path.write_text(ROBOTS)
+    done = run("lint", str(path))
+    assert (done.returncode, done.stdout) == (0, f"{path}: no findings\n")
+
+
+def test_lint_a_site_fetches_its_robots_txt(site: Origin) -> None:
+    site.set_robots(LINTED)
+    done = run("lint", site.url("/"), "--json")
+    assert done.returncode == 1
+    report = json.loads(done.stdout)
+    assert report["source"] == site.robots_url
+    assert [(f["line"], f["kind"]) for f in report["findings"]] == [
+        (1, "outside-group"), (3, "misspelling"), (4, "unknown-directive"), (5, "shadowed"),
+        (7, "never-matches")]
+    assert site.paths() == ["/robots.txt"]
+
+
+def test_lint_sees_a_body_over_500_kib_that_the_fetch_cut(site: Origin) -> None:
+    site.set_robots("User-agent: *\nDisallow: /x\n" + "# padding\n" * (MAX_BYTES // 10 + 10))
+    done = run("lint", site.robots_url)
+    assert done.returncode == 1
+    assert re.search(r"robots\.txt: size: body is 512,\d{3} bytes \(Content-Length\)",
+                     done.stdout), done.stdout
+
+
+def test_lint_a_site_without_robots_txt_is_an_error(site: Origin) -> None:
+    site.set_robots("nothing", status=404)
+    done = run("lint", site.url("/"))
+    assert done.returncode == 2
+    assert "HTTP 404" in done.stderr and "no restrictions" in done.stderr
+
+
+def test_lint_reads_standard_input_and_the_1994_reading() -> None:
+    body = b"User-agent: *\nDisallow: /\nAllow: /public\n"
+    assert run("lint", "-", stdin=body).returncode == 0
+    done = run("lint", "-", "--semantics", "classic", stdin=body)
+    assert done.returncode == 1
+    assert "-:3: shadowed: Allow: /public never applies" in done.stdout
+
+
+def test_lint_an_unreadable_file_exits_2(tmp_path: Path) -> None:
+    done = run("lint", str(tmp_path / "missing.txt"))
+    assert done.returncode == 2 and "cannot read" in done.stderr
+
+
+# -- report -----------------------------------------------------------------------------------
+
+
+def table(output: str, title: str) -> dict[str, int]:
+    """The rows of one table of the report: name -> count."""
+    lines = output.split(f"top {title}\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    rows = {}
+    for line in lines:
+        count, _share, name = line.strip().split(None, 2)
+        rows[name] = int(count.replace(",", ""))
+    return rows
+
+
+def test_report_tables_show_the_numbers_of_a_known_log(tmp_path: Path) -> None:
+    log = audit_sample.write(tmp_path / "audit.jsonl", garbage=True)
+    done = run("report", str(log))
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert (f"records:   {audit_sample.RECORDS}   blocks: {audit_sample.BLOCKS} "
+            f"(would-block: {audit_sample.WOULD_BLOCK})   delays: {audit_sample.DELAYS} "
+            "(4.0 s in all)") in out
+    assert f"skipped:   1 line that is not an audit record (first at {log}:4)" in out
+    assert table(out, "blocked hosts") == audit_sample.HOSTS
+    assert table(out, "blocked agents") == audit_sample.AGENTS
+    assert table(out, "reasons") == audit_sample.REASONS
+    assert table(out, "statuses answered") == {str(k): v for k, v in audit_sample.STATUSES.items()}
+    assert table(out, "deciding rules") == {audit_sample.RULE: 7}
+    timeline = out.split("blocks over time (per 1 hour, UTC)\n", 1)[1].splitlines()
+    assert len(timeline) == 24
+    counts = {line[2:18]: int(line[18:28]) for line in timeline}
+    assert {k: v for k, v in counts.items() if v} == audit_sample.TIMELINE
+    assert done.stderr == ""  # no progress bar when stderr is not a terminal
+
+
+def test_report_since_and_until(tmp_path: Path) -> None:
+    log = audit_sample.write(tmp_path / "audit.jsonl")
+    done = run("report", str(log), "--since", "2026-03-01T10:30", "--until", "2026-03-02")
+    assert done.returncode == 0
+    assert table(done.stdout, "blocked hosts") == {"b.example:8080": 3, "a.example": 2}
+    assert "records:   9 " in done.stdout
+    nothing = run("report", str(log), "--since", "1h")  # the sample is from the past
+    assert "records:   0 " in nothing.stdout and "top blocked hosts\n  (none)" in nothing.stdout
+
+
+def test_report_of_several_logs_adds_them_up(tmp_path: Path) -> None:
+    one = audit_sample.write(tmp_path / "audit.jsonl.1")
+    two = audit_sample.write(tmp_path / "audit.jsonl")
+    done = run("report", str(one), str(two), "--top", "1")
+    assert table(done.stdout, "blocked hosts") == {"a.example": 14}
+
+
+def test_report_progress_bar_on_request(tmp_path: Path) -> None:
+    log = audit_sample.write(tmp_path / "audit.jsonl")
+    done = run("report", str(log), "--progress", "always")
+    assert done.returncode == 0
+    assert done.stderr.rstrip().endswith("100% (0.0 of 0.0 MB)")
+    assert "reading ##############################" in done.stderr
+
+
+def test_report_html_is_one_self_contained_page(tmp_path: Path) -> None:
+    log = audit_sample.write(tmp_path / "audit.jsonl")
+    out = tmp_path / "report.html"
+    done = run("report", str(log), "--html", str(out))
+    assert done.returncode == 0 and f"html report: {out}" in done.stdout
+    page = out.read_text()
+    assert page.count("<svg") == 3
+    assert not re.search(r"""\b(src|href)\s*=|<script|<link|@import|url\(""", page, re.I)
+    assert "Content-Security-Policy" in page and "default-src 'none'" in page
+
+
+def test_report_escapes_what_bots_sent(tmp_path: Path) -> None:
+    log = tmp_path / "audit.jsonl"
+    records = audit_sample.records()
+    records[0]["url"] = "http://a.example/<script>alert(1)</script>"
+    records[0]["agent"] = "<img src=x onerror=alert(1)>"
+    log.write_text("".join(json.dumps(r) + "\n" for r in records))
+    out = tmp_path / "report.html"
+    assert run("report", str(log), "--html", str(out)).returncode == 0
+    page = out.read_text()
+    assert "<img" not in page and "<script" not in page
+    assert "&lt;img src=x onerror=alert(1)&gt;" in page
+
+
+@pytest.mark.parametrize("args", [
+    ["report", "/nonexistent/audit.jsonl"],
+    ["report", "AUDIT", "--since", "yesterday-ish"],
+    ["report", "AUDIT", "--top", "0"],
+    ["report", "AUDIT", "--html", "/nonexistent/dir/out.html"],
+])
+def test_report_errors_exit_2(args: list[str], tmp_path: Path) -> None:
+    log = audit_sample.write(tmp_path / "audit.jsonl")
+    done = run(*[str(log) if a == "AUDIT" else a for a in args])
+    assert done.returncode == 2
+    assert done.stderr.strip()
+
+
+# -- show, help -------------------------------------------------------------------------------
+
+
+def test_show_prints_an_archived_robots_txt(tmp_path: Path) -> None:
+    sha = hashlib.sha256(ROBOTS.encode()).hexdigest()
+    (tmp_path / sha).write_text(ROBOTS)
+    (tmp_path / f"{sha}.json").write_text(json.dumps(
+        {"url": "http://a.example/robots.txt", "status": 200,
+         "fetched_at": "2026-03-01T09:59:00.000+00:00"}))
+    done = run("show", sha, "--archive", str(tmp_path))
+    assert done.returncode == 0
+    assert done.stdout == ("# http://a.example/robots.txt (HTTP 200), fetched "
+                           "2026-03-01T09:59:00.000+00:00\n" + ROBOTS)
+    assert run("show", "0" * 64, "--archive", str(tmp_path)).returncode == 2
+
+
+@pytest.mark.parametrize("module", [False, True])
+def test_help_lists_the_commands(module: bool) -> None:
+    done = run("--help", module=module)
+    assert done.returncode == 0
+    for command in ("check", "lint", "report", "show"):
+        assert command in done.stdout
+    for command in ("check", "lint", "report", "show"):
+        sub = run(command, "--help", module=module)
+        assert sub.returncode == 0
+        assert sub.stdout.startswith(f"usage: robotsgate {command} ")
+
+
+def test_the_console_script_is_installed() -> None:
+    assert os.access(ROBOTSGATE, os.X_OK)
