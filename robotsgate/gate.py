@@ -144,8 +144,10 @@ class Gate:
         self._store = store
         self._clock = clock
         self._inflight: dict[str, asyncio.Task[RobotsEntry]] = {}
-        # Hosting platforms serve one file to thousands of sites: parse each body once.
-        self._parsed: LRUCache[str, RobotsTxt] = LRUCache(maxsize=config.parsed_cache_size)
+        # Hosting platforms serve one file to thousands of sites: parse each body once, and keep
+        # one copy of it and of its hash.
+        self._parsed: LRUCache[str, tuple[str, RobotsTxt, bytes]] = LRUCache(
+            maxsize=config.parsed_cache_size)
         self._allow_all = RobotsTxt.parse(b"", semantics=config.semantics)
         self.fetches = 0  # robots.txt fetches started, for metrics and tests
 
@@ -276,9 +278,9 @@ class Gate:
         if result.max_age is not None:
             ttl = min(ttl, result.max_age)
         if result.outcome == "ok":
-            sha = hashlib.sha256(result.body).hexdigest()
-            return RobotsEntry("ok", origin.robots_url, self._parse(sha, result.body),
-                               result.status, sha, now, now + ttl, body=result.body)
+            sha, body, robots = self._shared(result.body)
+            return RobotsEntry("ok", origin.robots_url, robots, result.status, sha, now,
+                               now + ttl, body=body)
         if result.outcome == "missing":
             return RobotsEntry("missing", origin.robots_url, self._allow_all, result.status,
                                None, now, now + ttl, error=result.error)
@@ -292,12 +294,18 @@ class Gate:
 
     def parse(self, sha: str, body: bytes) -> RobotsTxt:
         """A body's rules through this gate's parse cache (a shared store reads bodies back)."""
-        return self._parse(sha, body)
+        return self._cached(sha, body)[1]
 
-    def _parse(self, sha: str, body: bytes) -> RobotsTxt:
-        robots = self._parsed.get(sha)
-        if robots is None:
+    def _shared(self, body: bytes) -> tuple[str, bytes, RobotsTxt]:
+        """(sha256, body, rules): the same three objects for every origin serving this body."""
+        sha, robots, kept = self._cached(hashlib.sha256(body).hexdigest(), body)
+        return sha, kept, robots
+
+    def _cached(self, sha: str, body: bytes) -> tuple[str, RobotsTxt, bytes]:
+        cached = self._parsed.get(sha)
+        if cached is None:
             robots = RobotsTxt.parse(body, semantics=self.config.semantics,
                                      case_sensitive=self.config.case_sensitive)
-            self._parsed[sha] = robots
-        return robots
+            cached = (sha, robots, body)
+            self._parsed[sha] = cached
+        return cached

@@ -16,7 +16,8 @@ if ! command -v redis-server >/dev/null 2>&1; then
     # Fleet tests use a real Redis, and start private redis-servers they can stop.
     apt-get update -qq && apt-get install -y -qq redis-server >/dev/null
 fi
-if ! redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1; then
+if ! .venv/bin/python -c 'import redis; redis.Redis(port=6379, socket_connect_timeout=2).ping()' \
+        >/dev/null 2>&1; then
     mkdir -p /var/lib/redis /var/log/redis
     redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly no \
         --dir /var/lib/redis --logfile /var/log/redis/ci.log

@@ -377,6 +377,7 @@ async def test_identical_bodies_share_one_parsed_object():
     b = await gate.check(req("http://b.example/x"))
     assert a.entry is not None and b.entry is not None
     assert a.entry.robots is b.entry.robots
+    assert a.entry.body is b.entry.body and a.entry.sha256 is b.entry.sha256  # one copy kept
 
 
 async def test_semantics_and_path_case_reach_the_parser():

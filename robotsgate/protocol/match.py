@@ -19,6 +19,7 @@ the end anchor, and every other character stands for itself.
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 # Wildcard rules go into regular expressions of at most this many alternatives, each in its own
 # capture group (the group says which rule matched); re saves every group's marks at each
@@ -72,17 +73,58 @@ def _first_of[T](keys: Sequence[tuple[str, T]]) -> dict[str, T]:
 Rank = tuple[int, int, int]  # (-length, 0 for allow | 1 for disallow, index): smaller wins
 
 
-class _GlobSet:
-    """Wildcard rules in order of precedence, as a few regular expressions."""
+# Up to this many rules of a kind are matched one by one in Python: as fast as a regular
+# expression for so few, and without its memory (a compiled alternation costs kilobytes, and
+# most robots.txt files are a few lines, cached by the hundred thousand).
+_FEW = 16
+_FEW_GLOBS = 4
 
-    __slots__ = ("_chunks", "_required")
+
+@dataclass(frozen=True, slots=True)
+class _Glob:
+    """A '*'-glob matched by a greedy left-to-right scan with str.find (exact for '*' only)."""
+
+    first: str
+    middle: tuple[str, ...]
+    last: str
+    anchored: bool
+
+    @classmethod
+    def of(cls, body: str, anchored: bool) -> "_Glob":
+        parts = body.split("*")
+        return cls(parts[0], tuple(p for p in parts[1:-1] if p), parts[-1], anchored)
+
+    def matches(self, path: str) -> bool:
+        if not path.startswith(self.first):
+            return False
+        pos = len(self.first)
+        for segment in self.middle:
+            pos = path.find(segment, pos)
+            if pos < 0:
+                return False
+            pos += len(segment)
+        if self.anchored:
+            return len(path) - len(self.last) >= pos and path.endswith(self.last)
+        return path.find(self.last, pos) >= 0
+
+
+class _GlobSet:
+    """Wildcard rules in order of precedence: a few scanned in turn, or regular expressions."""
+
+    __slots__ = ("_chunks", "_few", "_required")
 
     def __init__(self, globs: Sequence[tuple[Rank, str, bool]]) -> None:
+        self._few: tuple[tuple[Rank, _Glob], ...] | None = None
+        self._required: re.Pattern[str] | None = None
+        self._chunks: tuple[tuple[re.Pattern[str], tuple[Rank, ...]], ...] = ()
+        if len(globs) <= _FEW_GLOBS:
+            self._few = tuple((rank, _Glob.of(body, anchored)) for rank, body, anchored in globs)
+            return
         # Every segment of a glob must occur in a path it matches: one search for each glob's
         # longest segment rules the whole set out for most paths, in a single pass.
         keys = sorted({max(body.split("*"), key=len) for _, body, _ in globs}, key=len,
                       reverse=True)
-        self._required = re.compile("|".join(map(re.escape, keys))) if keys else None
+        self._required = re.compile("|".join(map(re.escape, keys)))
         chunks = [globs[i : i + _GLOBS_PER_REGEX] for i in range(0, len(globs), _GLOBS_PER_REGEX)]
         self._chunks = tuple(
             (re.compile("|".join(f"({_glob_source(body, anchored)})"
@@ -92,6 +134,13 @@ class _GlobSet:
 
     def best(self, path: str, best: Rank | None) -> Rank | None:
         """The better of `best` and the first wildcard rule that matches `path`."""
+        if self._few is not None:
+            for rank, glob in self._few:
+                if best is not None and rank > best:
+                    break
+                if glob.matches(path):
+                    return rank
+            return best
         if self._required is None or self._required.search(path) is None:
             return best
         for regex, ranks in self._chunks:
@@ -112,7 +161,7 @@ class LongestMatch:
     decision always names one line. Empty patterns match nothing (an empty Disallow allows all).
     """
 
-    __slots__ = ("_exact", "_globs", "_prefix", "_prefix_rank", "_query_globs")
+    __slots__ = ("_exact", "_few", "_globs", "_prefix", "_prefix_rank", "_query_globs")
 
     def __init__(self, entries: Sequence[tuple[str, bool]]) -> None:
         ranked: list[tuple[Rank, str, bool]] = []
@@ -126,8 +175,10 @@ class LongestMatch:
                   if "*" not in body and not anchored]
         self._exact = _first_of([(body, rank) for rank, body, anchored in ranked
                                  if "*" not in body and anchored])
-        self._prefix = _alternation([body for body, _ in prefix])
-        self._prefix_rank = _first_of(prefix)
+        few = len(prefix) <= _FEW
+        self._few = tuple(prefix) if few else ()
+        self._prefix = None if few else _alternation([body for body, _ in prefix])
+        self._prefix_rank = {} if few else _first_of(prefix)
         globs = [(rank, body, anchored) for rank, body, anchored in ranked if "*" in body]
         # Rules about query strings ('/*?', '/*?*sessionid=') are common and scan the whole
         # path; a path without '?' can skip every one of them at the cost of one test.
@@ -136,6 +187,11 @@ class LongestMatch:
 
     def winner(self, path: str) -> int | None:
         best = self._exact.get(path)
+        for body, rank in self._few:  # in order of precedence: the first that matches is best
+            if path.startswith(body):
+                if best is None or rank < best:
+                    best = rank
+                break
         if self._prefix is not None:
             found = self._prefix.match(path)
             if found is not None:

@@ -111,10 +111,18 @@ class _Policy:
         self.__post_init_decisions()
 
     def __post_init_decisions(self) -> None:
-        # Decisions are values: one per rule, made once, so a decision allocates nothing.
-        self.decisions = tuple(Decision(rule.allow, rule, group, "rule")
-                               for rule, group in zip(self.rules, self.sources, strict=True))
+        # Decisions are values, made once per rule that ever wins: repeated decisions allocate
+        # nothing, and rules that never win cost nothing.
+        self.decisions: dict[int, Decision] = {}
         self.no_rule = Decision(True, None, self.groups[0], "no-rule")
+
+    def decision(self, index: int) -> Decision:
+        decision = self.decisions.get(index)
+        if decision is None:
+            rule = self.rules[index]
+            decision = Decision(rule.allow, rule, self.sources[index], "rule")
+            self.decisions[index] = decision
+        return decision
 
 
 class RobotsTxt:
@@ -176,7 +184,7 @@ class RobotsTxt:
         if policy is None:
             return _NO_GROUP
         winner = policy.matcher.winner(path)
-        return policy.no_rule if winner is None else policy.decisions[winner]
+        return policy.no_rule if winner is None else policy.decision(winner)
 
     def allowed(self, agent: str, url: str) -> bool:
         return self.decide(agent, url).allowed

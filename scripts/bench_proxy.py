@@ -1,0 +1,188 @@
+"""What robotsgate costs on top of mitmproxy itself.
+
+Starts nginx as a fast local origin, a plain `mitmdump` and `mitmdump -s addon.py` (robots.txt
+cached, no delay), and drives both alternately in the same run with wrk, which speaks to proxies
+through absolute-form request targets. For keep-alive and a new connection per request, at
+concurrency 1, 10 and 50: requests/s, p50 latency, CPU per request, and the ratio
+robotsgate / plain -- for an allowed page, and for a path robotsgate answers 403 itself.
+Target: ratio >= 0.95 for allowed requests in every cell.
+
+Needs nginx and wrk (Debian: `apt-get install -y nginx wrk && service nginx stop`).
+
+    .venv/bin/python scripts/bench_proxy.py [--seconds 5] [--rounds 3]
+"""
+
+import argparse
+import os
+import re
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+MITMDUMP = Path(sys.executable).with_name("mitmdump")
+TICKS = os.sysconf("SC_CLK_TCK")
+PAGE = b"<!doctype html><html><head><title>page</title></head><body>" + b"x" * 900 + \
+    b"</body></html>\n"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_for(port: int, process: subprocess.Popen[bytes], what: str) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise SystemExit(f"{what} exited with {process.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise SystemExit(f"{what} did not start on port {port}")
+
+
+def start_nginx(workdir: Path) -> tuple[subprocess.Popen[bytes], int]:
+    port = free_port()
+    www = workdir / "www"
+    www.mkdir()
+    (www / "robots.txt").write_text("User-agent: *\nDisallow: /private\n")
+    (www / "page.html").write_bytes(PAGE)
+    (www / "private.html").write_bytes(PAGE)
+    config = workdir / "nginx.conf"
+    config.write_text(f"""
+worker_processes 1;
+daemon off;
+pid {workdir}/nginx.pid;
+error_log {workdir}/nginx-error.log;
+events {{ worker_connections 4096; }}
+http {{
+    access_log off;
+    keepalive_requests 100000000;
+    types {{ text/html html; text/plain txt; }}
+    server {{ listen 127.0.0.1:{port}; root {www}; }}
+}}
+""")
+    process = subprocess.Popen(["nginx", "-c", str(config), "-p", str(workdir)],
+                               stderr=subprocess.DEVNULL)
+    wait_for(port, process, "nginx")
+    return process, port
+
+
+def start_mitmdump(workdir: Path, name: str, addon: bool) -> tuple[subprocess.Popen[bytes], int]:
+    port = free_port()
+    args = [str(MITMDUMP), "-q", "--listen-host", "127.0.0.1", "--listen-port", str(port),
+            "--set", f"confdir={workdir / name}"]
+    if addon:
+        args += ["-s", str(REPO / "addon.py"), "--set", f"robots_audit_log={workdir}/audit.jsonl"]
+    process = subprocess.Popen(args, cwd=REPO, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    wait_for(port, process, name)
+    return process, port
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS  # utime + stime
+
+
+@dataclass(frozen=True)
+class Run:
+    rps: float
+    p50_ms: float
+    cpu_us: float  # proxy CPU per request
+
+
+_UNIT_MS = {"us": 0.001, "ms": 1.0, "s": 1000.0}
+
+
+def wrk(proxy_port: int, proxy_pid: int, url: str, connections: int, close: bool,
+        seconds: float, workdir: Path) -> Run:
+    script = workdir / "target.lua"
+    host = url.split("/")[2]
+    script.write_text(
+        f'wrk.path = "{url}"\nwrk.headers["Host"] = "{host}"\n'
+        + ('wrk.headers["Connection"] = "close"\n' if close else ""))
+    before = cpu_seconds(proxy_pid)
+    out = subprocess.run(
+        ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--latency", "-s", str(script),
+         f"http://127.0.0.1:{proxy_port}"], capture_output=True, text=True, check=True).stdout
+    cpu = cpu_seconds(proxy_pid) - before
+    requests = int(re.search(r"(\d+) requests in", out)[1])  # type: ignore[index]
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out)[1])  # type: ignore[index]
+    p50 = re.search(r"50%\s+([\d.]+)(us|ms|s)", out)
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    if requests == 0:
+        raise SystemExit(f"wrk made no request:\n{out}")
+    if errors and "private" not in url:  # only the 403 path may answer anything but 2xx
+        raise SystemExit(f"unexpected error answers:\n{out}")
+    return Run(rps, float(p50[1]) * _UNIT_MS[p50[2]] if p50 else float("nan"),
+               cpu / requests * 1e6)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=float, default=5, help="length of each wrk run")
+    parser.add_argument("--rounds", type=int, default=3, help="alternating runs per cell")
+    parser.add_argument("--concurrency", default="1,10,50")
+    args = parser.parse_args()
+    for tool in ("nginx", "wrk"):
+        if shutil.which(tool) is None:
+            raise SystemExit(f"{tool} is missing: apt-get install -y nginx wrk && "
+                             "service nginx stop")
+
+    with tempfile.TemporaryDirectory(prefix="robotsgate-bench-") as tmp:
+        workdir = Path(tmp)
+        nginx, origin_port = start_nginx(workdir)
+        plain, plain_port = start_mitmdump(workdir, "plain", addon=False)
+        gate, gate_port = start_mitmdump(workdir, "robotsgate", addon=True)
+        try:
+            origin = f"http://127.0.0.1:{origin_port}"
+            proxy = urllib.request.ProxyHandler({"http": f"http://127.0.0.1:{gate_port}"})
+            urllib.request.build_opener(proxy).open(f"{origin}/page.html").read()  # cache it
+            print(f"robotsgate vs plain mitmdump; nginx origin; wrk, {args.rounds} alternating "
+                  f"runs of {args.seconds:g} s per cell, medians; CPU is the proxy's per request")
+            print(f"{'path':9} {'conn':10} {'c':>3} | {'plain rps':>9} {'p50 ms':>7} "
+                  f"{'cpu µs':>7} | {'gate rps':>9} {'p50 ms':>7} {'cpu µs':>7} | {'ratio':>5}")
+            worst = float("inf")
+            for path in ("page.html", "private.html"):
+                for close in (False, True):
+                    for c in (int(x) for x in args.concurrency.split(",")):
+                        runs: dict[str, list[Run]] = {"plain": [], "gate": []}
+                        for _ in range(args.rounds):
+                            runs["plain"].append(wrk(plain_port, plain.pid, f"{origin}/{path}",
+                                                     c, close, args.seconds, workdir))
+                            runs["gate"].append(wrk(gate_port, gate.pid, f"{origin}/{path}",
+                                                    c, close, args.seconds, workdir))
+                        p, g = (Run(*(statistics.median(getattr(r, f) for r in runs[k])
+                                      for f in ("rps", "p50_ms", "cpu_us")))
+                                for k in ("plain", "gate"))
+                        ratio = g.rps / p.rps
+                        if path == "page.html":
+                            worst = min(worst, ratio)
+                        label = "allowed" if path == "page.html" else "403"
+                        print(f"{label:9} {'close' if close else 'keep-alive':10} {c:>3} | "
+                              f"{p.rps:9.0f} {p.p50_ms:7.2f} {p.cpu_us:7.0f} | "
+                              f"{g.rps:9.0f} {g.p50_ms:7.2f} {g.cpu_us:7.0f} | {ratio:5.2f}",
+                              flush=True)
+            print(f"target: allowed ratio >= 0.95 in every cell: worst {worst:.2f}, "
+                  f"{'met' if worst >= 0.95 else 'NOT met'}")
+        finally:
+            for process in (gate, plain, nginx):
+                process.terminate()
+                process.wait(timeout=10)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
