@@ -165,7 +165,9 @@ class Gate:
                            origin.robots_url, entry, retry_after=retry)
         robots = entry.robots
         agent = request.agent or self.config.agent or robots.agent_for(request.user_agent or "")
-        decision = robots.decide(agent, request.path)
+        # decide() reads "//x/y" as a network-path reference (host x); a request's path is a path.
+        path = request.path if not request.path.startswith("//") else "http://_" + request.path
+        decision = robots.decide(agent, path)
         if decision.allowed:
             # What the server will really serve may be another path (/a/../private,
             # /%70rivate): when it is, deny if either reading is denied.

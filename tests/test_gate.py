@@ -387,3 +387,11 @@ async def test_semantics_and_path_case_reach_the_parser():
     classic = make_gate(Origins(**{"example.com": ok(b"User-agent: *\nDisallow: /a /b\n")}),
                         semantics="classic")
     assert (await classic.check(req("http://example.com/b/x"))).action == "block"
+
+
+async def test_a_path_starting_with_two_slashes_is_a_path_not_a_host():
+    gate = make_gate(Origins(**{EX: ok(b"User-agent: *\nDisallow: /page\nDisallow: /x/\n")}))
+    # Read as a URL, "//h/page" would be host "h" and path "/page", and wrongly blocked.
+    assert (await gate.check(req("http://example.com//h/page"))).action == "forward"
+    # ...while what a server makes of "//x/y" (/x/y) is still decided too.
+    assert (await gate.check(req("http://example.com//x/y"))).action == "block"

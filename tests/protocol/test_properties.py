@@ -12,7 +12,7 @@ from types import FrameType
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import robotsgate.protocol
@@ -233,6 +233,8 @@ def test_decide_is_deterministic(
 @given(agents, st.text(st.sampled_from("ab/?=&%ツ*$.-_~"), max_size=30))
 def test_full_url_and_path_decide_alike(agent: str, tail: str) -> None:
     path = "/" + tail
+    # "//host/path" alone is a network-path reference, as in Google's parser: not a path.
+    assume(not path.startswith("//"))
     for semantics in SEMANTICS:
         robots = RobotsTxt.parse(FIXED, semantics=semantics)
         assert robots.decide(agent, "https://example.com:8080" + path) == robots.decide(agent, path)
