@@ -454,10 +454,11 @@ class RobotsGate:
 
     def _refuse_nofollow(self, flow: http.HTTPFlow, identity: Identity) -> bool:
         """403 for a link that the page named in the Referer says not to follow."""
-        if self.pages is None:
-            return False
         req = flow.request
-        found = self.pages.nofollow(url=req.url, referer=req.headers.get("referer"),
+        referer = req.headers.get("referer")
+        if self.pages is None or not referer:
+            return False  # no Referer, no page to have been told about: the common case
+        found = self.pages.nofollow(url=req.url, referer=referer,
                                     agent=identity.token, user_agent=req.headers.get("user-agent"))
         if found is None:
             return False

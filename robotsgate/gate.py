@@ -61,6 +61,8 @@ class Origin:
 
 def same_authority(claimed: str, scheme: str, host: str, port: int) -> bool:
     """Whether a Host header (`host[:port]`, IPv6 in brackets) names the request's target."""
+    if claimed == f"{host}:{port}" or (claimed == host and port == _DEFAULT_PORTS.get(scheme)):
+        return True  # as clients write it: nothing to normalise
     claimed = claimed.strip()
     if claimed.startswith("["):
         name, _, rest = claimed[1:].partition("]")

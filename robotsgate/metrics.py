@@ -8,6 +8,7 @@ one, keeps two proxies in one process (or two tests) from counting into each oth
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 from wsgiref.simple_server import WSGIServer
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
@@ -37,20 +38,28 @@ class Metrics:
         self.waits = Histogram(
             "robotsgate_wait_seconds", "Politeness wait before each forwarded request",
             buckets=WAIT_BUCKETS, registry=r)
+        # labels() looks its child up under a lock on every call; the hot path keeps its own.
+        self._children: dict[tuple[str, str], Any] = {}
         self.in_flight = Gauge(
             "robotsgate_robots_fetches_in_flight", "robots.txt fetches under way", registry=r)
 
+    def _decision(self, result: str, reason: str) -> Any:
+        child = self._children.get((result, reason))
+        if child is None:
+            child = self._children[(result, reason)] = self.decisions.labels(result, reason)
+        return child
+
     def forwarded(self, reason: str, wait: float) -> None:
         """A request let through, after `wait` seconds of politeness."""
-        self.decisions.labels("forwarded", reason).inc()
+        self._decision("forwarded", reason).inc()
         self.waits.observe(wait)
 
     def recorded(self, event: str, reason: str) -> None:
         """An audit record: every answer the proxy gives itself is one (see audit.Event)."""
         if event in ("block", "would-block"):
-            self.decisions.labels("blocked" if event == "block" else event, reason).inc()
+            self._decision("blocked" if event == "block" else event, reason).inc()
         elif event == "tunnel":  # a CONNECT let through unseen
-            self.decisions.labels("forwarded", reason).inc()
+            self._decision("forwarded", reason).inc()
         # "delay" records are forwarded requests, counted by forwarded()
 
     def cache(self, *, hit: bool) -> None:

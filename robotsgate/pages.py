@@ -20,8 +20,10 @@ from robotsgate.content import decoded_prefix
 from robotsgate.gate import Origin
 from robotsgate.protocol.pages import (
     MAX_PAGE_BYTES,
+    NO_SIGNALS,
     PageSignals,
     agent_tokens,
+    can_have_signals,
     decode_html,
     is_html,
     read_page,
@@ -125,11 +127,15 @@ class Pages:
         names = {agent.lower()} if agent else agent_tokens(user_agent)
         # One byte more than is read tells a page that is longer from one that is not.
         body = decoded_prefix(raw, content_encoding, MAX_PAGE_BYTES + 1)
+        remember = self.config.enforce_nofollow and method == "GET" and 200 <= status < 300
+        if not x_robots_tag and not can_have_signals(body, content_type, names):
+            if remember:
+                self._remember(agent_key(agent, user_agent), url, NO_SIGNALS)
+            return Annotated(NO_SIGNALS.x_robots_tag, None, NO_SIGNALS)
         html = decode_html(body, content_type)
         now = self._clock()
         # The head first: most pages need nothing more, and a full read costs about 0.25 s a MiB.
         signals = read_page(html, now=now, x_robots_tag=x_robots_tag, agents=names, links=False)
-        remember = self.config.enforce_nofollow and method == "GET" and 200 <= status < 300
         if (remember and (signals.nofollow or signals.may_have_sections)) or \
                 (self.config.strip and signals.may_have_sections):
             signals = read_page(html, now=now, x_robots_tag=x_robots_tag, agents=names)

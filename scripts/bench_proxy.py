@@ -56,6 +56,7 @@ def start_nginx(workdir: Path) -> tuple[subprocess.Popen[bytes], int]:
     port = free_port()
     www = workdir / "www"
     www.mkdir()
+    workdir.chmod(0o755)  # nginx's workers run as an unprivileged user
     (www / "robots.txt").write_text("User-agent: *\nDisallow: /private\n")
     (www / "page.html").write_bytes(PAGE)
     (www / "private.html").write_bytes(PAGE)
@@ -107,7 +108,7 @@ _UNIT_MS = {"us": 0.001, "ms": 1.0, "s": 1000.0}
 
 
 def wrk(proxy_port: int, proxy_pid: int, url: str, connections: int, close: bool,
-        seconds: float, workdir: Path) -> Run:
+        seconds: int, workdir: Path) -> Run:
     script = workdir / "target.lua"
     host = url.split("/")[2]
     script.write_text(
@@ -132,7 +133,7 @@ def wrk(proxy_port: int, proxy_pid: int, url: str, connections: int, close: bool
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seconds", type=float, default=5, help="length of each wrk run")
+    parser.add_argument("--seconds", type=int, default=5, help="length of each wrk run")
     parser.add_argument("--rounds", type=int, default=3, help="alternating runs per cell")
     parser.add_argument("--concurrency", default="1,10,50")
     args = parser.parse_args()

@@ -145,6 +145,31 @@ def agent_tokens(user_agent: str | None) -> frozenset[str]:
     return frozenset(token.lower() for token in _AGENT_NAME.findall(user_agent or ""))
 
 
+# Every signal a page can carry names "robots" (META robots, section tags) or one of the agent's
+# names (its own META); a character reference could spell either, so "&#" counts too.
+_WIDE_CHARSET = re.compile(r"utf-?(?:16|32)", re.IGNORECASE)
+NO_SIGNALS = PageSignals(noindex=False, nofollow=False, noarchive=False, nosnippet=False,
+                         unavailable_after=None, x_robots_tag="all", links_read=False)
+
+
+def can_have_signals(body: bytes, content_type: str | None, agents: Iterable[str]) -> bool:
+    """False when the page's own bytes cannot hold a robots signal for these agents.
+
+    One byte search instead of a decode and a parse: most pages say nothing to robots. Only
+    for ASCII-compatible bytes: a page in UTF-16 or UTF-32 (by its byte-order mark or its
+    Content-Type) is always read in full. X-Robots-Tag headers are not looked at here.
+    """
+    if body.startswith((b"\xff\xfe", b"\xfe\xff")) or \
+            (content_type and _WIDE_CHARSET.search(content_type)):
+        return True
+    # Lower-casing once and plain substring tests is many times faster than one
+    # case-insensitive regular expression, which gets no fast scan for its literals.
+    lowered = body.lower()
+    return b"robots" in lowered or b"&#" in lowered or any(
+        agent.lower().encode("ascii") in lowered for agent in agents
+        if agent and agent.isascii())
+
+
 # -- decoding -----------------------------------------------------------------------------------
 
 
