@@ -44,7 +44,8 @@ _ANSWERED = "robotsgate.answered"  # flow.metadata: the response is the proxy's 
 # Options whose change rebuilds the gate (and so forgets cached robots.txt files).
 _GATE_OPTIONS = frozenset({
     "robots_agent", "robots_semantics", "robots_path_case", "robots_cache_ttl",
-    "robots_cache_size", "robots_error_ttl", "robots_fetch_timeout", "robots_min_delay_ms",
+    "robots_cache_size", "robots_rules_cache", "robots_error_ttl", "robots_fetch_timeout",
+    "robots_min_delay_ms",
     "robots_max_wait", "robots_max_crawl_delay", "robots_on_long_delay",
     "robots_pacing_margin_ms", "robots_archive_dir", "ssl_insecure",
     "robots_redis", "robots_redis_prefix", "robots_redis_fallback",
@@ -109,6 +110,9 @@ class RobotsGate:
                           "Seconds a robots.txt is cached at most (Cache-Control max-age may "
                           "shorten it); at most 86400 (RFC 9309).")
         loader.add_option("robots_cache_size", int, 100_000, "Origins whose robots.txt is cached.")
+        loader.add_option("robots_rules_cache", int, 4096,
+                          "Distinct robots.txt files kept parsed; a cached origin whose file "
+                          "is not among them has it parsed again from its cached body.")
         loader.add_option("robots_fetch_timeout", int, 10,
                           "Seconds to wait for a robots.txt answer before treating the origin "
                           "as unreachable (503).")
@@ -172,6 +176,7 @@ class RobotsGate:
                 f"got {opts.robots_agent!r}")
         _in_range("robots_cache_ttl", opts.robots_cache_ttl, 1, 86_400)
         _in_range("robots_cache_size", opts.robots_cache_size, 1, 100_000_000)
+        _in_range("robots_rules_cache", opts.robots_rules_cache, 1, 100_000_000)
         _in_range("robots_fetch_timeout", opts.robots_fetch_timeout, 1, 600)
         _in_range("robots_error_ttl", opts.robots_error_ttl, 1, 86_400)
         _in_range("robots_min_delay_ms", opts.robots_min_delay_ms, 0, 3_600_000)
@@ -206,7 +211,7 @@ class RobotsGate:
             agent=opts.robots_agent or None, semantics=opts.robots_semantics,
             case_sensitive=opts.robots_path_case == "sensitive",
             cache_ttl=opts.robots_cache_ttl, error_ttl=opts.robots_error_ttl,
-            parsed_cache_size=opts.robots_cache_size, min_delay=opts.robots_min_delay_ms / 1000,
+            parsed_cache_size=opts.robots_rules_cache, min_delay=opts.robots_min_delay_ms / 1000,
             max_crawl_delay=opts.robots_max_crawl_delay, on_long_delay=opts.robots_on_long_delay,
             pacing_margin=opts.robots_pacing_margin_ms / 1000)
         archive = _archive(opts.robots_archive_dir)  # first: a bad directory changes nothing
@@ -226,6 +231,7 @@ class RobotsGate:
                           lock_ttl=2 * opts.robots_fetch_timeout + 5, monotonic=self._monotonic)
         self.gate = Gate(config, self._fetcher, fleet.store if fleet else store, self._clock,
                          fleet.pacer if fleet else pacer, metrics=self.metrics, archive=archive)
+        store.parse = self.gate.parse  # cached origins keep bodies; rules come from the gate
         if fleet is not None:
             fleet.bind(self.gate.parse)
         self._fleet = fleet
@@ -477,8 +483,10 @@ class RobotsGate:
         stripped (robots_strip). Trouble here never breaks a response: it goes through as it
         came, and the trouble is logged."""
         response, req = flow.response, flow.request
-        if response is None or self.pages is None or not self.pages.reads(
-                req.method, response.status_code, response.headers.get("content-type")):
+        if response is None or self.pages is None:
+            return
+        content_type = response.headers.get("content-type")
+        if not self.pages.reads(req.method, response.status_code, content_type):
             return
         try:
             raw = response.raw_content
@@ -489,7 +497,7 @@ class RobotsGate:
                 url=req.url, method=req.method, status=response.status_code,
                 agent=identity.token if identity else ctx.options.robots_agent or None,
                 user_agent=req.headers.get("user-agent"),
-                content_type=response.headers.get("content-type"),
+                content_type=content_type,
                 x_robots_tag=response.headers.get_all("x-robots-tag"), raw=raw,
                 content_encoding=response.headers.get("content-encoding"))
         except Exception:

@@ -129,7 +129,7 @@ class Pages:
         body = decoded_prefix(raw, content_encoding, MAX_PAGE_BYTES + 1)
         remember = self.config.enforce_nofollow and method == "GET" and 200 <= status < 300
         if not x_robots_tag and not can_have_signals(body, content_type, names):
-            if remember:
+            if remember and self._memory:  # a page once nofollow may be no longer
                 self._remember(agent_key(agent, user_agent), url, NO_SIGNALS)
             return Annotated(NO_SIGNALS.x_robots_tag, None, NO_SIGNALS)
         html = decode_html(body, content_type)

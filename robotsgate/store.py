@@ -6,7 +6,7 @@ gate's business; the store only bounds how many origins it remembers.
 """
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal, Protocol
 
 from cachetools import LRUCache
@@ -24,7 +24,7 @@ class RobotsEntry:
 
     kind: EntryKind
     robots_url: str
-    robots: RobotsTxt | None  # None only when kind == "unreachable"
+    robots: RobotsTxt | None  # None when kind == "unreachable" (or kept by body in a store)
     status: int | None  # the HTTP status of the fetch that produced the rules
     sha256: str | None  # of the body the rules were parsed from
     fetched_at: float  # wall-clock seconds when those rules were fetched
@@ -35,7 +35,7 @@ class RobotsEntry:
     @property
     def usable(self) -> bool:
         """Whether it holds rules (possibly a stale copy), as opposed to "disallow all"."""
-        return self.robots is not None
+        return self.kind != "unreachable"
 
 
 class Store(Protocol):
@@ -53,16 +53,42 @@ class Store(Protocol):
         ...
 
 
-class MemoryStore:
-    """The default store: a bounded LRU map of origins, in this process."""
+Parse = Callable[[str, bytes], RobotsTxt]  # (sha256, body) -> rules, through a parse cache
 
-    def __init__(self, max_origins: int) -> None:
+# Origins whose whole entry, rules included, is kept at hand: the ones requests are going to now.
+HOT_ORIGINS = 1024
+
+
+class MemoryStore:
+    """The default store: a bounded LRU map of origins, in this process.
+
+    With `parse` set, an entry's rules are not kept with it: only its body and hash, and the
+    rules come back through `parse` (the gate's parse cache, bounded on its own) when the
+    entry is read. Parsed rules cost several times their body, and a proxy may remember a
+    hundred thousand origins while it is busy with a few.
+    """
+
+    def __init__(self, max_origins: int, parse: Parse | None = None) -> None:
         self._entries: LRUCache[str, RobotsEntry] = LRUCache(maxsize=max_origins)
+        self._hot: LRUCache[str, RobotsEntry] = LRUCache(maxsize=min(HOT_ORIGINS, max_origins))
+        self.parse = parse
 
     async def get(self, origin: str) -> RobotsEntry | None:
-        return self._entries.get(origin)
+        entry = self._hot.get(origin)
+        if entry is not None:
+            return entry
+        entry = self._entries.get(origin)
+        if entry is not None and entry.robots is None and entry.kind != "unreachable" and \
+                self.parse is not None and entry.sha256 is not None:
+            entry = replace(entry, robots=self.parse(entry.sha256, entry.body))
+            self._hot[origin] = entry
+        return entry
 
     async def put(self, origin: str, entry: RobotsEntry) -> None:
+        self._hot.pop(origin, None)
+        if self.parse is not None and entry.kind != "unreachable" and entry.sha256 is not None:
+            self._hot[origin] = entry
+            entry = replace(entry, robots=None)  # the body is enough to have them back
         self._entries[origin] = entry
 
     async def refresh(self, origin: str, stale: RobotsEntry | None,

@@ -23,6 +23,8 @@ from robotsgate.gate import Gate, GateConfig, Origin, Request
 from robotsgate.pacing import Pacer
 from robotsgate.store import MemoryStore
 
+RULES = 4096  # robots_rules_cache's default
+
 PLATFORM_FILES = [  # served verbatim by many sites each
     b"User-agent: *\nDisallow: /wp-admin/\nAllow: /wp-admin/admin-ajax.php\n",
     b"User-agent: *\nDisallow: /cart\nDisallow: /checkout\nDisallow: /account\n"
@@ -66,10 +68,13 @@ async def main() -> None:
         return httpx.Response(200, content=bodies[index])
 
     size = max(steps)
-    clock = time.time
-    gate = Gate(GateConfig(parsed_cache_size=size),
+    # As the addon builds it, with its defaults: every origin remembered, robots_rules_cache
+    # distinct files kept parsed, the others parsed again from their body when needed.
+    store = MemoryStore(size)
+    gate = Gate(GateConfig(parsed_cache_size=RULES),
                 Fetcher(timeout=5, transport=httpx.MockTransport(answer)),
-                MemoryStore(size), clock, Pacer(time.monotonic, max_wait=60, max_hosts=size))
+                store, time.time, Pacer(time.monotonic, max_wait=60, max_hosts=size))
+    store.parse = gate.parse
 
     async def visit(index: int) -> None:
         await gate.check(Request(Origin.of("http", f"site{index}.example", None), "/page",

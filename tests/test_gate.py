@@ -11,7 +11,7 @@ import pytest
 
 from robotsgate.fetch import MAX_REDIRECTS, Fetcher, max_age
 from robotsgate.gate import Gate, GateConfig, Origin, Request
-from robotsgate.protocol import MAX_BYTES
+from robotsgate.protocol import MAX_BYTES, RobotsTxt
 from robotsgate.store import MemoryStore
 
 EX = "http://example.com/robots.txt"
@@ -395,3 +395,45 @@ async def test_a_path_starting_with_two_slashes_is_a_path_not_a_host():
     assert (await gate.check(req("http://example.com//h/page"))).action == "forward"
     # ...while what a server makes of "//x/y" (/x/y) is still decided too.
     assert (await gate.check(req("http://example.com//x/y"))).action == "block"
+
+
+async def test_cached_origins_keep_bodies_and_get_their_rules_back_through_the_parse_cache():
+    bodies = {f"s{i}.example": f"User-agent: *\nDisallow: /private-{i}\n".encode()
+              for i in range(5)}
+    origins = Origins(**{host: ok(body) for host, body in bodies.items()})
+    store = MemoryStore(100)
+    gate = Gate(GateConfig(parsed_cache_size=2), Fetcher(timeout=2,
+                transport=httpx.MockTransport(origins)), store, Clock())
+    store.parse = gate.parse
+    for i in range(5):
+        assert (await gate.check(req(f"http://s{i}.example/private-{i}"))).action == "block"
+    # Only two files stay parsed, and only a thousand-odd origins stay whole: the others come
+    # back from their bodies, with the same answers, and without fetching again.
+    for i in range(5):
+        verdict = await gate.check(req(f"http://s{i}.example/private-{i}"))
+        assert verdict.action == "block" and verdict.decision.rule.line == 2  # type: ignore[union-attr]
+        assert (await gate.check(req(f"http://s{i}.example/public"))).action == "forward"
+    assert len(origins.seen) == 5
+
+
+async def test_a_store_with_a_parser_keeps_no_rules_in_its_entries():
+    from robotsgate.store import HOT_ORIGINS
+
+    store = MemoryStore(HOT_ORIGINS * 3)
+    parsed: list[str] = []
+
+    def parse(sha: str, body: bytes) -> RobotsTxt:
+        parsed.append(sha)
+        return RobotsTxt.parse(body)
+
+    store.parse = parse
+    fetched = await make_gate(Origins(**{"example.com": ok(ROBOTS)})).check(
+        req("http://example.com/x"))
+    entry = fetched.entry
+    assert entry is not None and entry.robots is not None
+    for i in range(HOT_ORIGINS * 2):  # more than stay whole
+        await store.put(f"o{i}", entry)
+    assert parsed == []
+    first = await store.get("o0")
+    assert first is not None and first.robots is not None and parsed == [entry.sha256]
+    assert first.robots.decide("x", "/private").allowed is False
