@@ -699,3 +699,21 @@ def httpx_call(
 
 Client = Callable[..., Resp]
 CLIENTS: dict[str, Client] = {"curl": curl, "requests": requests_call, "httpx": httpx_call}
+
+
+def run_concurrently[T](calls: list[Callable[[], T]]) -> list[T]:
+    """Run every call at once (each in a thread, released together); bounded in time."""
+    results: list[T | None] = [None] * len(calls)
+    start = threading.Barrier(len(calls))
+
+    def run(i: int) -> None:
+        start.wait(timeout=30)
+        results[i] = calls[i]()
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(calls))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not any(t.is_alive() for t in threads), "a client did not finish"
+    return results  # type: ignore[return-value]  # every slot was filled: all threads ended

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -25,6 +24,7 @@ from .servers import (
     curl,
     httpx_call,
     requests_call,
+    run_concurrently,
     run_mitmdump,
 )
 
@@ -48,23 +48,6 @@ def private_redis(tmp_path: Path) -> Iterator[RedisServer]:
 def fleet(proxy: Callable[..., Proxy], count: int, url: str, prefix: str,
           **options: object) -> list[Proxy]:
     return [proxy(robots_redis=url, robots_redis_prefix=prefix, **options) for _ in range(count)]
-
-
-def run_concurrently(calls: list[Callable[[], Resp]]) -> list[Resp]:
-    results: list[Resp | None] = [None] * len(calls)
-    start = threading.Barrier(len(calls))
-
-    def run(i: int) -> None:
-        start.wait(timeout=30)
-        results[i] = calls[i]()
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(calls))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    assert not any(t.is_alive() for t in threads), "a client did not finish"
-    return [r for r in results if r is not None]
 
 
 def test_three_proxies_keep_one_crawl_delay(origin: Callable[..., Origin],

@@ -7,27 +7,9 @@ bounds on time.
 from __future__ import annotations
 
 import itertools
-import threading
 from collections.abc import Callable
 
-from .servers import Origin, Proxy, curl, httpx_call, requests_call
-
-
-def run_concurrently(calls: list[Callable[[], object]]) -> list[object]:
-    results: list[object] = [None] * len(calls)
-    start = threading.Barrier(len(calls))
-
-    def run(i: int) -> None:
-        start.wait(timeout=30)
-        results[i] = calls[i]()
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(calls))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    assert not any(t.is_alive() for t in threads), "a client did not finish"
-    return results
+from .servers import Origin, Proxy, curl, httpx_call, requests_call, run_concurrently
 
 
 def test_two_bots_share_one_crawl_delay_and_other_hosts_flow_meanwhile(
