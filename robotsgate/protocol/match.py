@@ -76,8 +76,8 @@ Rank = tuple[int, int, int]  # (-length, 0 for allow | 1 for disallow, index): s
 # Up to this many rules of a kind are matched one by one in Python: as fast as a regular
 # expression for so few, and without its memory (a compiled alternation costs kilobytes, and
 # most robots.txt files are a few lines, cached by the hundred thousand).
-_FEW = 16
-_FEW_GLOBS = 4
+_FEW = 4
+_FEW_GLOBS = 2
 
 
 @dataclass(frozen=True, slots=True)

@@ -113,15 +113,12 @@ class _Policy:
     def __post_init_decisions(self) -> None:
         # Decisions are values, made once per rule that ever wins: repeated decisions allocate
         # nothing, and rules that never win cost nothing.
-        self.decisions: dict[int, Decision] = {}
+        self.decisions: list[Decision | None] = [None] * len(self.rules)
         self.no_rule = Decision(True, None, self.groups[0], "no-rule")
 
     def decision(self, index: int) -> Decision:
-        decision = self.decisions.get(index)
-        if decision is None:
-            rule = self.rules[index]
-            decision = Decision(rule.allow, rule, self.sources[index], "rule")
-            self.decisions[index] = decision
+        rule = self.rules[index]
+        decision = self.decisions[index] = Decision(rule.allow, rule, self.sources[index], "rule")
         return decision
 
 
@@ -184,7 +181,9 @@ class RobotsTxt:
         if policy is None:
             return _NO_GROUP
         winner = policy.matcher.winner(path)
-        return policy.no_rule if winner is None else policy.decision(winner)
+        if winner is None:
+            return policy.no_rule
+        return policy.decisions[winner] or policy.decision(winner)
 
     def allowed(self, agent: str, url: str) -> bool:
         return self.decide(agent, url).allowed
