@@ -1,17 +1,17 @@
 """Compiled rule sets with a guaranteed worst case.
 
 Patterns come from the web, so none of them is ever turned into a regular expression that can
-backtrack more than once over the path. Two kinds of compiled pattern:
+backtrack over the path. Two kinds of compiled pattern:
 
-- literal (no '*', possibly anchored by a final '$'): all of them go into one regular expression
-  that is a plain alternation of escaped literals anchored at the start. Python tries the
-  alternatives in order and stops at the first that matches, so ordering them by precedence makes
-  "the first alternative that matches" mean "the winning rule". Literals cannot backtrack: the
-  cost is at most the total length of the literals, paid in C.
-- wildcard: the pattern split at '*' into segments, each matched by an atomic group that takes
-  the segment's earliest occurrence and never gives it back. That greedy left-to-right scan is
-  exact for '*'-only globs (the earliest place a segment fits never hurts the segments after
-  it), and costs one forward scan per segment; see _glob_source.
+- literal (no '*', possibly anchored by a final '$'): the anchored ones are a dictionary of whole
+  paths; the others are prefixes, all factored into one radix trie written as a regular
+  expression (see _trie). It finds the longest prefix that matches in one reading of it, paid in
+  C, whatever the number of rules.
+- wildcard: the pattern split at '*' into segments, matched by a greedy left-to-right scan with
+  str.find that takes each segment's earliest occurrence. That is exact for '*'-only globs (the
+  earliest place a segment fits never hurts the segments after it), and costs one forward scan
+  per segment: bounded by path length x pattern length, like Google's matcher, never exponential.
+  One search for every glob's longest segment rules them all out for most paths.
 
 Patterns reach this module already normalised (see urls.py): '*' is the wildcard, a final '$' is
 the end anchor, and every other character stands for itself.
@@ -20,28 +20,6 @@ the end anchor, and every other character stands for itself.
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-# Wildcard rules go into regular expressions of at most this many alternatives, each in its own
-# capture group (the group says which rule matched); re saves every group's marks at each
-# alternative, so unbounded groups per expression would make a match quadratic in the rules.
-_GLOBS_PER_REGEX = 32
-
-
-def _glob_source(body: str, anchored: bool) -> str:
-    """A '*'-glob as a regular expression that cannot backtrack into what it has matched.
-
-    `(?>.*?seg)` finds the earliest occurrence of a segment and commits to it (an atomic group):
-    the greedy left-to-right scan that is exact for '*'-only globs, run in C. Each segment scans
-    forward at most once, so the cost is bounded by path length x pattern length, whatever the
-    pattern -- like Google's matcher, never exponential.
-    """
-    parts = body.split("*")
-    source = re.escape(parts[0])
-    for segment in parts[1:-1]:
-        if segment:
-            source += "(?>.*?" + re.escape(segment) + ")"
-    last = re.escape(parts[-1])
-    return source + (".*" + last + r"\Z" if anchored else "(?>.*?" + last + ")")
 
 
 def _split(pattern: str) -> tuple[str, bool]:
@@ -62,6 +40,66 @@ def _alternation(prefixes: Sequence[str]) -> re.Pattern[str] | None:
     return re.compile("|".join(re.escape(prefix) for prefix in prefixes))
 
 
+# Deeper tries fall back to a plain alternation: re's compiler recurses once per nested group.
+_TRIE_DEPTH = 48
+
+
+def _shared_start(a: str, b: str) -> str:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return a[:n]
+
+
+class _TooDeep(Exception):
+    pass
+
+
+def _trie(literals: Sequence[str]) -> re.Pattern[str] | None:
+    """The longest of `literals` that starts a string, as one regular expression.
+
+    The literals are factored into a radix trie: "/a/b|/a/c|/d" becomes "/(?:a/(?:b|c)|d)".
+    At each branch at most one alternative can match the next character (their first
+    characters differ), and a literal that ends inside the trie is an empty alternative tried
+    last, so the match goes as deep as it can and backs off to the nearest end of a literal: the
+    longest match, for the cost of reading it once. A flat alternation tries every literal in
+    turn instead; with a few hundred rules that is most of the cost of a decision.
+    """
+    if not literals:
+        return None
+    try:
+        return re.compile(_trie_source(sorted(set(literals)), 0))
+    except _TooDeep:
+        return _alternation(sorted(set(literals), key=len, reverse=True))
+
+
+def _trie_source(words: list[str], depth: int) -> str:
+    # `words` is sorted and holds what is left of each literal below this node ("" = ends here).
+    if depth > _TRIE_DEPTH:
+        raise _TooDeep
+    ends = words[0] == ""
+    rest = words[1:] if ends else words
+    branches: list[str] = []
+    start = 0
+    while start < len(rest):
+        first = rest[start][0]
+        stop = start + 1
+        while stop < len(rest) and rest[stop][0] == first:
+            stop += 1
+        group = rest[start:stop]
+        shared = _shared_start(group[0], group[-1])  # sorted: first and last bound the rest
+        below = [word[len(shared):] for word in group]
+        branches.append(re.escape(shared) + (_trie_source(below, depth + 1)
+                                             if len(group) > 1 else ""))
+        start = stop
+    if not branches:
+        return ""
+    body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+    return "(?:" + body + "|)" if ends else body
+
+
 def _first_of[T](keys: Sequence[tuple[str, T]]) -> dict[str, T]:
     """key -> the value of the first entry with that key."""
     first: dict[str, T] = {}
@@ -74,7 +112,7 @@ Rank = tuple[int, int, int]  # (-length, 0 for allow | 1 for disallow, index): s
 
 
 # Up to this many rules of a kind are matched one by one in Python: as fast as a regular
-# expression for so few, and without its memory (a compiled alternation costs kilobytes, and
+# expression for so few, and without its memory (a compiled expression costs kilobytes, and
 # most robots.txt files are a few lines, cached by the hundred thousand).
 _FEW = 4
 _FEW_GLOBS = 2
@@ -109,47 +147,31 @@ class _Glob:
 
 
 class _GlobSet:
-    """Wildcard rules in order of precedence: a few scanned in turn, or regular expressions."""
+    """Wildcard rules in order of precedence, each tried only where it can match.
 
-    __slots__ = ("_chunks", "_few", "_required")
+    Every segment of a glob must occur in a path it matches. One search for every glob's longest
+    segment at once rules the whole set out for most paths; where it does not, a glob whose
+    segment is not in the path is passed over for the cost of one substring test, and only the
+    rest are scanned.
+    """
+
+    __slots__ = ("_globs", "_required")
 
     def __init__(self, globs: Sequence[tuple[Rank, str, bool]]) -> None:
-        self._few: tuple[tuple[Rank, _Glob], ...] | None = None
-        self._required: re.Pattern[str] | None = None
-        self._chunks: tuple[tuple[re.Pattern[str], tuple[Rank, ...]], ...] = ()
-        if len(globs) <= _FEW_GLOBS:
-            self._few = tuple((rank, _Glob.of(body, anchored)) for rank, body, anchored in globs)
-            return
-        # Every segment of a glob must occur in a path it matches: one search for each glob's
-        # longest segment rules the whole set out for most paths, in a single pass.
-        keys = sorted({max(body.split("*"), key=len) for _, body, _ in globs}, key=len,
-                      reverse=True)
-        self._required = re.compile("|".join(map(re.escape, keys)))
-        chunks = [globs[i : i + _GLOBS_PER_REGEX] for i in range(0, len(globs), _GLOBS_PER_REGEX)]
-        self._chunks = tuple(
-            (re.compile("|".join(f"({_glob_source(body, anchored)})"
-                                 for _, body, anchored in chunk), re.DOTALL),
-             tuple(rank for rank, _, _ in chunk))
-            for chunk in chunks)
+        self._globs = tuple((rank, max(body.split("*"), key=len), _Glob.of(body, anchored))
+                            for rank, body, anchored in globs)
+        self._required = (None if len(globs) <= _FEW_GLOBS
+                          else _trie([key for _, key, _ in self._globs]))
 
     def best(self, path: str, best: Rank | None) -> Rank | None:
         """The better of `best` and the first wildcard rule that matches `path`."""
-        if self._few is not None:
-            for rank, glob in self._few:
-                if best is not None and rank > best:
-                    break
-                if glob.matches(path):
-                    return rank
+        if self._required is not None and self._required.search(path) is None:
             return best
-        if self._required is None or self._required.search(path) is None:
-            return best
-        for regex, ranks in self._chunks:
-            if best is not None and ranks[0] > best:
+        for rank, key, glob in self._globs:
+            if best is not None and rank > best:
                 break  # in order of precedence: nothing from here on beats `best`
-            found = regex.match(path)
-            if found is not None and found.lastindex is not None:
-                rank = ranks[found.lastindex - 1]
-                return rank if best is None or rank < best else best
+            if key in path and glob.matches(path):
+                return rank
         return best
 
 
@@ -177,8 +199,8 @@ class LongestMatch:
                                  if "*" not in body and anchored])
         few = len(prefix) <= _FEW
         self._few = tuple(prefix) if few else ()
-        self._prefix = None if few else _alternation([body for body, _ in prefix])
-        self._prefix_rank = {} if few else _first_of(prefix)
+        self._prefix = None if few else _trie([body for body, _ in prefix])
+        self._prefix_rank = {} if few else _outranked(_first_of(prefix))
         globs = [(rank, body, anchored) for rank, body, anchored in ranked if "*" in body]
         # Rules about query strings ('/*?', '/*?*sessionid=') are common and scan the whole
         # path; a path without '?' can skip every one of them at the cost of one test.
@@ -202,6 +224,29 @@ class LongestMatch:
         if "?" in path:
             best = self._query_globs.best(path, best)
         return None if best is None else best[2]
+
+
+def _outranked(ranks: dict[str, Rank]) -> dict[str, Rank]:
+    """body -> the best rank among the literals that match wherever `body` is the longest match.
+
+    The trie finds the longest literal that matches, and usually that is the winner. But trailing
+    '*'s count in a rule's length without changing what it matches: "/a**" outranks "/ab" and
+    matches wherever "/a" does. So a shorter literal that a longer one starts with can still win.
+    """
+    starred = {body: rank for body, rank in ranks.items() if -rank[0] > len(body)}
+    if not starred:
+        return ranks
+    lengths = sorted({len(body) for body in starred})
+    best = dict(ranks)
+    for body, rank in ranks.items():
+        for length in lengths:
+            if length >= len(body):
+                break
+            other = starred.get(body[:length])
+            if other is not None and other < rank:
+                rank = other
+        best[body] = rank
+    return best
 
 
 class FirstMatch:

@@ -20,7 +20,13 @@ from robotsgate.protocol import extensions
 from robotsgate.protocol.extensions import RequestRate, VisitTime
 from robotsgate.protocol.match import FirstMatch, LongestMatch
 from robotsgate.protocol.parse import GOOGLE_MAX_LINE, Key, Line, ParseWarning, tokenize
-from robotsgate.protocol.urls import google_escape, literal_pattern, normalize, path_of, rfc_pattern
+from robotsgate.protocol.urls import (
+    google_escape,
+    literal_pattern,
+    normal_path_of,
+    path_of,
+    rfc_pattern,
+)
 
 Semantics = Literal["rfc9309", "google", "classic"]
 SEMANTICS: tuple[Semantics, ...] = ("rfc9309", "google", "classic")
@@ -167,17 +173,19 @@ class RobotsTxt:
 
     def decide(self, agent: str, url: str) -> Decision:
         """Is `url` (a full URL, or a path with its query) allowed for the product token `agent`?"""
-        raw_path = path_of(url)
         if self.semantics != "google":
-            path = normalize(raw_path)  # so that "/%72obots.txt" is /robots.txt too
-            if path == "/robots.txt" or path.startswith("/robots.txt?"):
+            path = normal_path_of(url)  # normalised: "/%72obots.txt" is /robots.txt too
+            if path.startswith("/robots.txt") and path[11:12] in ("", "?"):
                 return _ROBOTS_TXT
         else:
             # Google matches against the path as a C string: a NUL ends it.
-            path = raw_path.split("\0", 1)[0]
+            path = path_of(url).split("\0", 1)[0]
         if not self._case_sensitive:
             path = path.lower()
-        policy = self._policy(agent)
+        try:
+            policy = self._by_agent[agent]  # the _policy() look-up, without the call
+        except KeyError:
+            policy = self._policy(agent)
         if policy is None:
             return _NO_GROUP
         winner = policy.matcher.winner(path)

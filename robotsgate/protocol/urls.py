@@ -12,20 +12,19 @@ _UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01
 # '*' and '$' are not here: they are special in patterns, so the literal characters are compared
 # in their encoded form (%2A, %24) on both sides (RFC 9309 §2.2.3).
 _KEEP = frozenset(_UNRESERVED | frozenset(b"%:/?#[]@!&'()+,;="))
-# Something normalize() would change: an escape with lower-case hex, an escape of an unreserved
-# character (%41 = A, %2D = -, ...), a lone '%', or a character outside the reserved and
-# unreserved sets. Upper-case escapes of other octets (%E3%83%AD) are already normal.
-_ODD = re.compile(r"[^A-Za-z0-9\-._~:/?#\[\]@!&'()+,;=]")
-# Split in two so that each gets the regular expression engine's fast scan: a character class,
-# and escapes, which all start with a literal '%'.
-_BAD = re.compile(r"[^A-Za-z0-9\-._~:/?#\[\]@!&'()+,;=%]")
-_ESCAPE_CHANGES = re.compile(
-    r"%(?:[a-f][0-9A-Fa-f]|[0-9A-F][a-f]|2[DE]|3[0-9]|4[1-9A-F]|5[0-9AF]|6[1-9A-F]|7[0-9AE]"
-    r"|(?![0-9A-Fa-f]{2}))")
+# Escapes that normal form keeps as they are: upper-case hex of an octet that is not unreserved.
+# Non-ASCII octets (%80-%FF) first: most escapes in real paths are UTF-8.
+_KEPT_ESCAPE = r"[89A-F][0-9A-F]|[01][0-9A-F]|2[0-9A-CF]|3[A-F]|40|5[B-E]|60|7[BCDF]"
+# Something normalize() would change: a character outside the reserved and unreserved sets, or a
+# '%' that does not start a kept escape (lower-case hex, %41 = A, a lone '%'). One expression
+# that starts with a character class, so that re skips the ordinary characters in one fast scan.
+_CHANGE = re.compile(
+    rf"[^A-Za-z0-9\-._~:/?#\[\]@!&'()+,;=](?:(?<!%)|(?!{_KEPT_ESCAPE}))")
+# What normalize() replaces: escapes, runs of non-ASCII, single characters outside _KEEP.
+_SPECIAL_TEXT = re.compile(r"%[0-9A-Fa-f]{2}|[^\x00-\x7f]+|[^A-Za-z0-9\-._~:/?#\[\]@!&'()+,;=]")
 _ESCAPE = re.compile(rb"%([0-9A-Fa-f]{2})")
 # What normalize_bytes changes: escapes, and single octets outside _KEEP (a lone '%' included).
 _SPECIAL = re.compile(rb"%[0-9A-Fa-f]{2}|[\x80-\xff]+|[^A-Za-z0-9\-._~:/?#\[\]@!&'()+,;=]")
-_PERCENT = tuple(b"%%%02X" % byte for byte in range(256))
 # scheme://authority, the common shape of a full URL; anything else takes the general road.
 _ABSOLUTE = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^/?;#]*([^#]*)", re.DOTALL)
 _PATH_START = re.compile(r"[/?;]")
@@ -66,18 +65,35 @@ def _find_any(text: str, start: int) -> int:
     return match.start() if match else -1
 
 
-def _utf8(text: str) -> bytes:
-    # surrogatepass: a URL handed to us as str may hold lone surrogates; never raise on them.
-    return text.encode("utf-8", "surrogatepass")
+# A URL (or a path) whose path is already in normal form: nothing outside the reserved and
+# unreserved sets and no escapes. The common case, read with one regular expression; possessive
+# repeats, so that a URL that is not of this kind fails at once instead of backtracking.
+_NORMAL_URL = re.compile(
+    r"(?:[A-Za-z][A-Za-z0-9+.\-]*+://[^/?;#]*+|(?!//))(/[A-Za-z0-9\-._~:/?\[\]@!&'()+,;=]*+)"
+    r"(?:#.*)?",
+    re.DOTALL)
+
+
+def normal_path_of(url: str) -> str:
+    """normalize(path_of(url)), in one step when the path needs no change."""
+    plain = _NORMAL_URL.fullmatch(url)
+    return plain[1] if plain is not None else normalize(path_of(url))
 
 
 def normalize(text: str) -> str:
-    """RFC 9309 normal form of a path (see normalize_bytes)."""
-    # The common case, already in normal form: first the cheap test (one character class, no
-    # '%' and nothing outside the reserved and unreserved sets), then the exact one.
-    if not _ODD.search(text) or not (_BAD.search(text) or _ESCAPE_CHANGES.search(text)):
+    """RFC 9309 normal form of a path (see normalize_bytes); raw non-ASCII is read as UTF-8."""
+    if not _CHANGE.search(text):
         return text
-    return normalize_bytes(_utf8(text))
+    return _SPECIAL_TEXT.sub(_normal_text, text)
+
+
+def _normal_text(found: re.Match[str]) -> str:
+    text = found[0]
+    known = _TEXT_FORMS.get(text)  # an escape, or one ASCII character
+    if known is not None:
+        return known
+    # A run of non-ASCII (surrogatepass: a str may hold lone surrogates; never raise on them).
+    return "%" + text.encode("utf-8", "surrogatepass").hex("%").upper()
 
 
 def normalize_bytes(raw: bytes) -> str:
@@ -96,7 +112,21 @@ def _normal_form(found: re.Match[bytes]) -> bytes:
         value = int(text[1:], 16)
         return bytes((value,)) if value in _UNRESERVED else b"%" + text[1:].upper()
     # A run of UTF-8 (one call for the whole run), or one octet; a lone '%' becomes %25.
-    return b"".join([_PERCENT[byte] for byte in text])
+    return b"%" + text.hex("%").upper().encode("ascii")
+
+
+def _text_forms() -> dict[str, str]:
+    """Every escape (in any case of hex) and every ASCII character outside _KEEP -> normal form."""
+    forms = {chr(byte): f"%{byte:02X}" for byte in range(128) if byte not in _KEEP or byte == 0x25}
+    for byte in range(256):
+        high, low = _HEX[byte >> 4], _HEX[byte & 15]
+        normal = chr(byte) if byte in _UNRESERVED else "%" + high + low
+        for form in {high + low, high.lower() + low, high + low.lower(), (high + low).lower()}:
+            forms["%" + form] = normal
+    return forms
+
+
+_TEXT_FORMS = _text_forms()
 
 
 def rfc_pattern(value: bytes) -> str:

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 import robotsgate.protocol
 from robotsgate.protocol import SEMANTICS, RobotsTxt
 from robotsgate.protocol import robots as robots_module
+from robotsgate.protocol.urls import normalize
 
 PROTOCOL_DIR = Path(robotsgate.protocol.__file__).parent
 
@@ -304,6 +305,43 @@ def test_longest_match_agrees_with_reference(
 
 @settings(max_examples=500, deadline=None)
 @given(
+    st.lists(st.tuples(st.booleans(), patterns), min_size=5, max_size=24),
+    st.lists(paths, min_size=1, max_size=5),
+)
+def test_many_rules_agree_with_reference(rules: list[tuple[bool, str]], queries: list[str]) -> None:
+    # Past the few rules matched one by one: literals in one trie, wildcards in regexes. Trailing
+    # '*'s are the trap: "/a**" outranks the longer literal "/ab" and matches wherever "/a" does.
+    rules = [*rules, (False, "/a**"), (True, "/ab")]
+    text = "User-agent: *\n" + "".join(
+        f"{'Allow' if allow else 'Disallow'}: {pattern}\n" for allow, pattern in rules
+    )
+    robots = RobotsTxt.parse(text)
+    for path in [*queries, "/ab", "/abab"]:
+        decision = robots.decide("bot", "https://example.com" + path)
+        expected = reference_decision(rules, path)
+        if expected is None:
+            assert decision.allowed and decision.rule is None, (rules, path)
+        else:
+            assert decision.allowed is expected[0], (rules, path)
+            assert decision.rule is not None and decision.rule.line == expected[1] + 2
+
+
+def test_literals_nested_too_deep_for_one_regex_still_find_the_longest() -> None:
+    # /a, /aa, ... : each literal ends inside the next, one nested group per rule in a trie; far
+    # past what re's compiler nests, so the matcher must fall back and stay right.
+    text = "User-agent: *\n" + "".join(
+        f"{'Allow' if n % 2 else 'Disallow'}: /{'a' * n}\n" for n in range(1, 701))
+    robots = RobotsTxt.parse(text)
+    assert not robots.warnings
+    for n in (1, 2, 57, 700, 900):
+        decision = robots.decide("bot", "/" + "a" * n + "b")
+        assert decision.rule is not None and decision.rule.line == 1 + min(n, 700)
+        assert decision.allowed is (min(n, 700) % 2 == 1)
+    assert robots.decide("bot", "/b").rule is None
+
+
+@settings(max_examples=500, deadline=None)
+@given(
     st.lists(
         st.tuples(st.booleans(), st.text(st.sampled_from("ab/*$"), max_size=6)),
         min_size=1,
@@ -396,6 +434,31 @@ def test_escaping_unreserved_or_non_ascii_changes_nothing(
     for robots in (plain, escaped):
         for url in ("/" + path, "/" + escape_some(path, path_escapes)):
             assert robots.decide("bot", url).allowed == plain.decide("bot", "/" + path).allowed
+
+
+UNRESERVED = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+KEPT = UNRESERVED | set(":/?#[]@!&'()+,;=")
+
+
+def test_every_escape_in_every_case_has_one_normal_form() -> None:
+    for byte in range(256):
+        high, low = f"{byte:02X}"
+        expected = chr(byte) if chr(byte) in UNRESERVED else f"%{high}{low}"
+        for form in (high + low, high.lower() + low, high + low.lower(), (high + low).lower()):
+            for before, after in (("/a", "b"), ("/", ""), ("/%E3%83", "%AD"), ("/ツ", "é")):
+                written = before + "%" + form + after
+                assert normalize(written) == normalize(before) + expected + normalize(after), \
+                    written
+
+
+def test_every_character_has_its_normal_form() -> None:
+    for char in [chr(code) for code in range(128)] + ["é", "ツ", "\U0001F916", "\ud800"]:
+        if char in KEPT:
+            expected = char
+        else:  # '%' alone, '*', '$', controls, raw non-ASCII: escaped as UTF-8
+            expected = "".join(f"%{b:02X}" for b in char.encode("utf-8", "surrogatepass"))
+        assert normalize("/x" + char + "y") == "/x" + expected + "y", repr(char)
+        assert normalize("/x" + char * 3) == "/x" + expected * 3, repr(char)
 
 
 @settings(max_examples=300, deadline=None)
