@@ -41,6 +41,8 @@ AUDIT_FAILURE = ("closed", "continue")
 _IDENTITY = "robotsgate.identity"  # flow.metadata: who the request was decided for
 _DELAY_MS = "robotsgate.delay_ms"  # flow.metadata: the wait applied before forwarding
 _ANSWERED = "robotsgate.answered"  # flow.metadata: the response is the proxy's own
+_HOST = "robotsgate.host"  # flow.metadata: the origin's host, as the pacer knows it
+_USER_AGENT = "robotsgate.user_agent"  # flow.metadata: the request's User-Agent
 # Options whose change rebuilds the gate (and so forgets cached robots.txt files).
 _GATE_OPTIONS = frozenset({
     "robots_agent", "robots_semantics", "robots_path_case", "robots_cache_ttl",
@@ -79,6 +81,10 @@ class RobotsGate:
         self._metrics_server: MetricsServer | None = None
         self._sighup = False
         self.pages: Pages | None = None  # page-level signals and the nofollow memory
+        # Options read on every request, kept by configure().
+        self._monitor = False
+        self._agent_option: str | None = None
+        self._require_agent = False
 
     def load(self, loader: Any) -> None:
         loader.add_option("robots_agent", str, "",
@@ -151,6 +157,10 @@ class RobotsGate:
 
     def configure(self, updated: set[str]) -> None:
         opts = ctx.options
+        # Read on every request: reading an option through ctx.options deep-copies its value.
+        self._monitor = opts.robots_mode == "monitor"
+        self._agent_option = opts.robots_agent or None
+        self._require_agent = opts.robots_require_agent
         _choice("robots_mode", opts.robots_mode, MODES)
         _choice("robots_semantics", opts.robots_semantics, SEMANTICS)
         _choice("robots_path_case", opts.robots_path_case, PATH_CASES)
@@ -320,14 +330,14 @@ class RobotsGate:
         peer = flow.client_conn.peername
         identity = self._agents.resolve(
             user=auth[0] if isinstance(auth, tuple) and auth else None,
-            address=peer[0] if peer else None, agent_option=ctx.options.robots_agent or None)
+            address=peer[0] if peer else None, agent_option=self._agent_option)
         flow.metadata[_IDENTITY] = identity
         return identity
 
-    def _refuse_unidentified(self, flow: http.HTTPFlow, identity: Identity) -> bool:
+    def _refuse_unidentified(self, flow: http.HTTPFlow, identity: Identity,
+                             user_agent: str | None) -> bool:
         """robots_require_agent: 407 when nothing says which bot this is."""
-        if not ctx.options.robots_require_agent or identity.token is not None or \
-                is_product(flow.request.headers.get("user-agent", "")):
+        if not self._require_agent or identity.token is not None or is_product(user_agent or ""):
             return False
         self._record(flow, "block", "unidentified", 407, None)
         self._answer(flow, 407, "unidentified",
@@ -337,10 +347,10 @@ class RobotsGate:
                      {"Proxy-Authenticate": 'Basic realm="robotsgate"'})
         return True
 
-    def _refuse_misdirected(self, flow: http.HTTPFlow) -> bool:
+    def _refuse_misdirected(self, flow: http.HTTPFlow, host: str | None) -> bool:
         """A Host header naming another host than the request goes to: 400."""
         req = flow.request
-        claimed = req.headers.get("host") or req.authority
+        claimed = host or req.authority
         if not claimed or same_authority(claimed, req.scheme, req.host, req.port):
             return False
         self._record(flow, "block", "host-mismatch", 400, None)
@@ -373,7 +383,7 @@ class RobotsGate:
                     self._record(flow, "tunnel", "not-intercepted", None, verdict)
                 return
             status = verdict.status or 503
-            if ctx.options.robots_mode == "monitor":
+            if self._monitor:
                 self._record(flow, "would-block", verdict.reason, status, verdict)
                 return
             self._record(flow, "block", verdict.reason, status, verdict)
@@ -399,18 +409,21 @@ class RobotsGate:
     async def _decide(self, flow: http.HTTPFlow) -> None:
         assert self.gate is not None
         req = flow.request
+        host, user_agent, referer = _header_values(req.headers.fields, _REQUEST_HEADERS)
         identity = self._identify(flow)
-        if self._refuse_misdirected(flow) or self._refuse_unidentified(flow, identity) or \
-                self._refuse_nofollow(flow, identity):
+        if self._refuse_misdirected(flow, host) or \
+                self._refuse_unidentified(flow, identity, user_agent) or \
+                self._refuse_nofollow(flow, identity, user_agent, referer):
             return
-        verdict = await self.gate.check(Request(
-            Origin.of(req.scheme, req.host, req.port), req.path, req.headers.get("user-agent"),
-            identity.token))
+        origin = Origin.of(req.scheme, req.host, req.port)
+        flow.metadata[_HOST] = origin.host
+        flow.metadata[_USER_AGENT] = user_agent
+        verdict = await self.gate.check(Request(origin, req.path, user_agent, identity.token))
         if verdict.action == "forward":
             await self._forward(flow, verdict)
             return
         status = verdict.status or 503
-        if ctx.options.robots_mode == "monitor":
+        if self._monitor:
             self._record(flow, "would-block", verdict.reason, status, verdict)
             return
         self._record(flow, "block", verdict.reason, status, verdict)
@@ -433,11 +446,15 @@ class RobotsGate:
         """Pushback: a 429 or 503 from the origin pauses its host for every bot."""
         if flow.response is None or flow.metadata.get(_ANSWERED) or self.gate is None:
             return
+        added: list[tuple[bytes, bytes]] = []
         delay = flow.metadata.get(_DELAY_MS)
         if delay is not None:
-            flow.response.headers["X-Robotsgate-Delay-Ms"] = str(delay)
-        self._page_signals(flow)
-        host = Origin.of(flow.request.scheme, flow.request.host, flow.request.port).host
+            added.append((b"X-Robotsgate-Delay-Ms", str(delay).encode("ascii")))
+        self._page_signals(flow, added)
+        if added:
+            _set_headers(flow.response.headers, added)
+        host = flow.metadata.get(_HOST) or \
+            Origin.of(flow.request.scheme, flow.request.host, flow.request.port).host
         if flow.response.status_code in (429, 503):
             pause = await self.gate.pacer.pushback(host, parse_retry_after(
                 flow.response.headers.get("retry-after"), self._clock()))
@@ -458,17 +475,16 @@ class RobotsGate:
                 memory_size=opts.robots_nofollow_memory, memory_ttl=opts.robots_nofollow_ttl),
                 self._clock, self._monotonic)
 
-    def _refuse_nofollow(self, flow: http.HTTPFlow, identity: Identity) -> bool:
+    def _refuse_nofollow(self, flow: http.HTTPFlow, identity: Identity, user_agent: str | None,
+                         referer: str | None) -> bool:
         """403 for a link that the page named in the Referer says not to follow."""
-        req = flow.request
-        referer = req.headers.get("referer")
         if self.pages is None or not referer:
             return False  # no Referer, no page to have been told about: the common case
-        found = self.pages.nofollow(url=req.url, referer=referer,
-                                    agent=identity.token, user_agent=req.headers.get("user-agent"))
+        found = self.pages.nofollow(url=flow.request.url, referer=referer, agent=identity.token,
+                                    user_agent=user_agent)
         if found is None:
             return False
-        if ctx.options.robots_mode == "monitor":
+        if self._monitor:
             self._record(flow, "would-block", "nofollow", 403, None, page=found.page)
             return False
         self._record(flow, "block", "nofollow", 403, None, page=found.page)
@@ -478,14 +494,15 @@ class RobotsGate:
                      f"{where}.\n", {"X-Robotsgate-Page": found.page})
         return True
 
-    def _page_signals(self, flow: http.HTTPFlow) -> None:
-        """HTML responses: one normalised X-Robots-Tag, nofollow links remembered, sections
-        stripped (robots_strip). Trouble here never breaks a response: it goes through as it
-        came, and the trouble is logged."""
+    def _page_signals(self, flow: http.HTTPFlow, added: list[tuple[bytes, bytes]]) -> None:
+        """HTML responses: one normalised X-Robots-Tag (appended to `added`), nofollow links
+        remembered, sections stripped (robots_strip). Trouble here never breaks a response: it
+        goes through as it came, and the trouble is logged."""
         response, req = flow.response, flow.request
         if response is None or self.pages is None:
             return
-        content_type = response.headers.get("content-type")
+        content_type, content_encoding = _header_values(response.headers.fields,
+                                                        _PAGE_HEADERS)
         if not self.pages.reads(req.method, response.status_code, content_type):
             return
         try:
@@ -495,18 +512,20 @@ class RobotsGate:
             identity = flow.metadata.get(_IDENTITY)
             result = self.pages.annotate(
                 url=req.url, method=req.method, status=response.status_code,
-                agent=identity.token if identity else ctx.options.robots_agent or None,
-                user_agent=req.headers.get("user-agent"),
+                agent=identity.token if identity else self._agent_option,
+                user_agent=flow.metadata[_USER_AGENT] if _USER_AGENT in flow.metadata
+                else req.headers.get("user-agent"),
                 content_type=content_type,
-                x_robots_tag=response.headers.get_all("x-robots-tag"), raw=raw,
-                content_encoding=response.headers.get("content-encoding"))
+                x_robots_tag=[_text(value) for name, value in response.headers.fields
+                              if name.lower() == b"x-robots-tag"],
+                raw=raw, content_encoding=content_encoding)
         except Exception:
             logger.exception("robotsgate: could not read the page signals of %s; passed on "
                              "unchanged", req.pretty_url)
             return
         # The origin's own X-Robots-Tag headers are replaced: the one value carries everything
         # they said for this agent, together with the page's META and nothing for other agents.
-        response.headers.set_all("X-Robots-Tag", [result.x_robots_tag])
+        added.append((b"X-Robots-Tag", result.x_robots_tag.encode("utf-8", "surrogateescape")))
         if result.body is not None:
             response.content = result.body
 
@@ -555,7 +574,8 @@ class RobotsGate:
             group=", ".join(group.agents) if group else None,
             rule=f"{rule.directive.capitalize()}: {rule.pattern}" if rule else None,
             line=rule.line if rule else None,
-            delay_ms=round(verdict.wait * 1000) if verdict else 0, mode=ctx.options.robots_mode,
+            delay_ms=round(verdict.wait * 1000) if verdict else 0,
+            mode="monitor" if self._monitor else "enforce",
             asked_delay_ms=_ms(verdict.asked_delay) if verdict else None,
             agent_source=identity.source if identity else None,
             user_agent_mismatch=identity.mismatch(req.headers.get("user-agent"))
@@ -569,6 +589,37 @@ class RobotsGate:
                              "%s", self._audit.path, self._audit_failures, exc)
             if ctx.options.robots_audit_failure == "closed":
                 raise AuditUnwritable(str(exc)) from exc
+
+
+# Headers read on every request and every page, each set in one pass over the raw fields:
+# Headers.get() scans them all, lower-casing every name, once per header asked for.
+_REQUEST_HEADERS = (b"host", b"user-agent", b"referer")
+_PAGE_HEADERS = (b"content-type", b"content-encoding")
+
+
+def _text(value: bytes) -> str:
+    return value.decode("utf-8", "surrogateescape")  # as mitmproxy's Headers decode values
+
+
+def _header_values(fields: Sequence[tuple[bytes, bytes]],
+                   names: tuple[bytes, ...]) -> list[str | None]:
+    """The values of `names` (lower case), folded with ", " as Headers.get() folds them."""
+    values: list[str | None] = [None] * len(names)
+    for name, value in fields:
+        lowered = name.lower()
+        if lowered in names:
+            index = names.index(lowered)
+            seen = values[index]
+            values[index] = _text(value) if seen is None else f"{seen}, {_text(value)}"
+    return values
+
+
+def _set_headers(headers: http.Headers, added: Sequence[tuple[bytes, bytes]]) -> None:
+    """Replace every header named in `added` by the values given, in one rebuild of the fields
+    (each Headers.set_all() rebuilds them)."""
+    replaced = {name.lower() for name, _ in added}
+    headers.fields = (*(field for field in headers.fields if field[0].lower() not in replaced),
+                      *added)
 
 
 _MESSAGES = {

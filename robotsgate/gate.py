@@ -217,9 +217,11 @@ class Gate:
                 return 0.0, "crawl-delay-too-long", asked
             delay, reason = config.max_crawl_delay, "crawl-delay-clamped"
         rate = robots.request_rate(agent)
-        candidates = [(delay, reason), (rate.interval if rate else 0.0, "request-rate"),
-                      (config.min_delay, "min-delay")]
-        interval, why = max(candidates, key=lambda c: c[0])
+        interval, why = delay, reason  # the largest of the three; on a tie, the first named
+        if rate is not None and rate.interval > interval:
+            interval, why = rate.interval, "request-rate"
+        if config.min_delay > interval:
+            interval, why = config.min_delay, "min-delay"
         if asked is not None and interval == delay:
             why = "crawl-delay-clamped"
         if interval > 0:

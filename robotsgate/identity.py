@@ -29,6 +29,9 @@ class Identity:
         return self.token.lower() not in (user_agent or "").lower()
 
 
+_BY_USER_AGENT = Identity(None, "user-agent")  # the common answer, shared: a value
+
+
 def is_token(text: str) -> bool:
     return _TOKEN.fullmatch(text) is not None
 
@@ -81,7 +84,7 @@ class AgentMap:
             return Identity(user, "proxyauth")
         if agent_option:
             return Identity(agent_option, "option")
-        return Identity(None, "user-agent")
+        return _BY_USER_AGENT
 
 
 def is_product(user_agent: str) -> bool:

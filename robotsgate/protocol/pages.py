@@ -13,6 +13,7 @@ import codecs
 import contextlib
 import email.message
 import email.utils
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -140,6 +141,7 @@ def is_html(content_type: str | None) -> bool:
     return content_type.partition(";")[0].strip().lower() in HTML_TYPES
 
 
+@functools.lru_cache(maxsize=256)  # asked for every page a bot fetches, with one header
 def agent_tokens(user_agent: str | None) -> frozenset[str]:
     """The product tokens of a User-Agent header, lower-cased: the META names that apply to it."""
     return frozenset(token.lower() for token in _AGENT_NAME.findall(user_agent or ""))

@@ -93,10 +93,16 @@ _AGENTS_REMEMBERED = 256
 class _Policy:
     """The compiled rules of the groups that apply to one agent."""
 
-    __slots__ = ("decisions", "groups", "matcher", "no_rule", "rules", "sources")
+    __slots__ = ("crawl_delay", "decisions", "groups", "matcher", "no_rule", "request_rate",
+                 "rules", "sources", "visit_time")
 
     def __init__(self, groups: tuple[Group, ...], semantics: Semantics) -> None:
         self.groups = groups
+        # Asked on every request a proxy forwards: worked out once, like the matcher.
+        self.crawl_delay = max(_present(g.crawl_delay for g in groups), default=None)
+        self.request_rate = max(_present(g.request_rate for g in groups),
+                                key=lambda rate: rate.interval, default=None)
+        self.visit_time = next(iter(_present(g.visit_time for g in groups)), None)
         self.rules = tuple(rule for group in groups for rule in group.rules)
         self.sources = tuple(group for group in groups for _ in group.rules)
         patterns = [p for group in groups for p in group.compiled]
@@ -131,8 +137,8 @@ class _Policy:
 class RobotsTxt:
     """A parsed robots.txt. Build with RobotsTxt.parse(); values never change afterwards."""
 
-    __slots__ = ("_by_agent", "_case_sensitive", "_global", "_named", "_policies", "groups",
-                 "host", "semantics", "sitemaps", "warnings")
+    __slots__ = ("_agent_for", "_by_agent", "_case_sensitive", "_global", "_named", "_policies",
+                 "groups", "host", "semantics", "sitemaps", "warnings")
 
     def __init__(self, groups: tuple[Group, ...], sitemaps: tuple[str, ...], host: str | None,
                  warnings: tuple[ParseWarning, ...], semantics: Semantics,
@@ -156,6 +162,7 @@ class RobotsTxt:
         self._policies: dict[tuple[int, ...], _Policy] = {}
         # agent as given -> its policy: the per-decision cost of choosing groups is one look-up.
         self._by_agent: dict[str, _Policy | None] = {}
+        self._agent_for: dict[str, str] = {}  # User-Agent header -> product token
 
     @classmethod
     def parse(cls, content: bytes | str, *, semantics: str = "rfc9309",
@@ -219,16 +226,18 @@ class RobotsTxt:
 
     def crawl_delay(self, agent: str) -> float | None:
         """The largest Crawl-delay of the agent's groups, in seconds."""
-        return max(_present(g.crawl_delay for g in self.groups_for(agent)), default=None)
+        policy = self._policy(agent)
+        return None if policy is None else policy.crawl_delay
 
     def request_rate(self, agent: str) -> RequestRate | None:
         """The agent's slowest Request-rate."""
-        rates = _present(g.request_rate for g in self.groups_for(agent))
-        return max(rates, key=lambda rate: rate.interval, default=None)
+        policy = self._policy(agent)
+        return None if policy is None else policy.request_rate
 
     def visit_time(self, agent: str) -> VisitTime | None:
         """The agent's first Visit-time window (UTC)."""
-        return next(iter(_present(g.visit_time for g in self.groups_for(agent))), None)
+        policy = self._policy(agent)
+        return None if policy is None else policy.visit_time
 
     def agent_for(self, user_agent: str) -> str:
         """The product token to decide with for a whole User-Agent header.
@@ -240,9 +249,17 @@ class RobotsTxt:
         """
         if self.semantics == "classic":
             return user_agent
+        try:
+            return self._agent_for[user_agent]  # a proxy asks again for every request
+        except KeyError:
+            pass
         tokens = {token.lower() for token in _ANY_PRODUCT_TOKEN.findall(user_agent)}
         names = [name for name in self._named if name in tokens]
-        return max(names, key=lambda name: (len(name), name)) if names else "*"
+        agent = max(names, key=lambda name: (len(name), name)) if names else "*"
+        if len(self._agent_for) >= _AGENTS_REMEMBERED:
+            self._agent_for.clear()
+        self._agent_for[user_agent] = agent
+        return agent
 
     def _policy(self, agent: str) -> _Policy | None:
         try:
