@@ -7,6 +7,7 @@ through). Any exception on the way fails closed: 503, never forwarded.
 
 import asyncio
 import contextlib
+import gc
 import logging
 import re
 import signal
@@ -251,6 +252,11 @@ class RobotsGate:
             _close_later(old_fleet)
 
     def running(self) -> None:
+        # Whatever is alive once the proxy runs (modules, classes, options: mitmproxy's and ours)
+        # lives as long as the process. Out of the cyclic collector's sight, it no longer makes
+        # every full collection walk some 100,000 objects that never die: under load those walks
+        # took a tenth of the proxy's CPU, and robotsgate's imports make them a fifth longer.
+        gc.freeze()
         # logrotate renames the file and sends SIGHUP: records go to a new file from then on.
         with contextlib.suppress(NotImplementedError, RuntimeError):  # no signals, or no loop
             asyncio.get_running_loop().add_signal_handler(signal.SIGHUP, self._reopen_audit)

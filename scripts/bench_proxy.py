@@ -7,6 +7,11 @@ concurrency 1, 10 and 50: requests/s, p50 latency, CPU per request, and the rati
 robotsgate / plain -- for an allowed page, and for a path robotsgate answers 403 itself.
 Target: ratio >= 0.95 for allowed requests in every cell.
 
+With two CPUs or more, the proxies run on a CPU of their own and nginx and wrk on another:
+the proxy is what is measured, and on a shared CPU the scheduler's choices between the three
+processes move a run by more than the difference sought. Each proxy gets one unmeasured warm-up
+run first.
+
 Needs nginx and wrk (Debian: `apt-get install -y nginx wrk && service nginx stop`).
 
     .venv/bin/python scripts/bench_proxy.py [--seconds 5] [--rounds 3]
@@ -29,6 +34,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 MITMDUMP = Path(sys.executable).with_name("mitmdump")
 TICKS = os.sysconf("SC_CLK_TCK")
+# The CPUs this process may use: the last for the proxies, the others for nginx and wrk (which
+# inherit this process's). One CPU: everything shares it.
+_CPUS = sorted(os.sched_getaffinity(0))
+PROXY_CPUS = {_CPUS[-1]} if len(_CPUS) > 1 else set()
+LOAD_CPUS = set(_CPUS[:-1]) if len(_CPUS) > 1 else set(_CPUS)
 PAGE = b"<!doctype html><html><head><title>page</title></head><body>" + b"x" * 900 + \
     b"</body></html>\n"
 
@@ -88,6 +98,8 @@ def start_mitmdump(workdir: Path, name: str, addon: bool) -> tuple[subprocess.Po
         args += ["-s", str(REPO / "addon.py"), "--set", f"robots_audit_log={workdir}/audit.jsonl"]
     process = subprocess.Popen(args, cwd=REPO, stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
+    if PROXY_CPUS:
+        os.sched_setaffinity(process.pid, PROXY_CPUS)
     wait_for(port, process, name)
     return process, port
 
@@ -131,6 +143,10 @@ def wrk(proxy_port: int, proxy_pid: int, url: str, connections: int, close: bool
                cpu / requests * 1e6)
 
 
+def _cpus(cpus: set[int]) -> str:
+    return ",".join(map(str, sorted(cpus)))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=int, default=5, help="length of each wrk run")
@@ -142,6 +158,7 @@ def main() -> int:
             raise SystemExit(f"{tool} is missing: apt-get install -y nginx wrk && "
                              "service nginx stop")
 
+    os.sched_setaffinity(0, LOAD_CPUS)  # before nginx and wrk start: they inherit it
     with tempfile.TemporaryDirectory(prefix="robotsgate-bench-") as tmp:
         workdir = Path(tmp)
         nginx, origin_port = start_nginx(workdir)
@@ -151,8 +168,12 @@ def main() -> int:
             origin = f"http://127.0.0.1:{origin_port}"
             proxy = urllib.request.ProxyHandler({"http": f"http://127.0.0.1:{gate_port}"})
             urllib.request.build_opener(proxy).open(f"{origin}/page.html").read()  # cache it
+            for process, port in ((plain, plain_port), (gate, gate_port)):  # warm-up
+                wrk(port, process.pid, f"{origin}/page.html", 10, False, 2, workdir)
             print(f"robotsgate vs plain mitmdump; nginx origin; wrk, {args.rounds} alternating "
                   f"runs of {args.seconds:g} s per cell, medians; CPU is the proxy's per request")
+            print(f"proxies on CPU {_cpus(PROXY_CPUS) or 'shared'}, nginx and wrk on CPU "
+                  f"{_cpus(LOAD_CPUS)}")
             print(f"{'path':9} {'conn':10} {'c':>3} | {'plain rps':>9} {'p50 ms':>7} "
                   f"{'cpu µs':>7} | {'gate rps':>9} {'p50 ms':>7} {'cpu µs':>7} | {'ratio':>5}")
             worst = float("inf")

@@ -1,5 +1,6 @@
 """The addon driven with mitmproxy's own test helpers (taddons, tflow): no proxy, no network."""
 
+import gc
 import hashlib
 import json
 from pathlib import Path
@@ -327,3 +328,15 @@ async def test_the_pacing_margin_is_added_to_every_non_zero_interval(paced):
     await forward(addon, "http://free.example/a")
     await forward(addon, "http://free.example/b")
     assert fake.sleeps == [pytest.approx(2.01)]  # free.example asks for no delay: none added
+
+
+async def test_running_takes_what_exists_at_start_up_out_of_the_collectors_sight(gate) -> None:
+    # Modules, classes and options live as long as the proxy: full collections must not walk
+    # them again and again (the cost is measured by scripts/bench_proxy.py).
+    addon, _ = gate
+    try:
+        addon.running()
+        assert gc.get_freeze_count() > 1000
+    finally:
+        gc.unfreeze()
+        await addon.done()

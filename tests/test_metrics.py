@@ -8,12 +8,13 @@ import httpx
 import pytest
 from mitmproxy import exceptions
 from mitmproxy.test import taddons, tflow
+from prometheus_client import CollectorRegistry, Histogram
 from prometheus_client.parser import text_string_to_metric_families
 
 from robotsgate.addon import RobotsGate
 from robotsgate.fetch import Fetcher
 from robotsgate.gate import Gate, GateConfig, Origin, Request
-from robotsgate.metrics import Metrics
+from robotsgate.metrics import WAIT_BUCKETS, Metrics
 from robotsgate.store import MemoryStore
 
 ROBOTS = b"User-agent: *\nDisallow: /private\nCrawl-delay: 2\n"
@@ -161,3 +162,26 @@ def test_a_metrics_port_in_use_is_refused_naming_the_option(tmp_path: Path) -> N
             tctx.configure(addon, robots_audit_log=str(tmp_path / "a.jsonl"))
             with pytest.raises(exceptions.OptionsError, match="robots_metrics_port"):
                 tctx.configure(addon, robots_metrics_port=taken.getsockname()[1])
+
+
+def test_waits_land_in_the_buckets_prometheus_client_would_put_them_in() -> None:
+    # The waits are counted in plain integers and published at scrape time: the published
+    # histogram must be the one prometheus_client's own Histogram makes of the same waits.
+    reference_registry = CollectorRegistry()
+    reference = Histogram("robotsgate_wait_seconds", "waits", buckets=WAIT_BUCKETS,
+                          registry=reference_registry)
+    metrics = Metrics()
+    # On a bound, between bounds, below the first, past the last.
+    for wait in (0.0, 0.0, 0.01, 0.011, 0.25, 1.0, 2.6, 299.9, 300.0, 301.0, 5000.0):
+        reference.observe(wait)
+        metrics.forwarded("crawl-delay", wait)
+    for bound in [*WAIT_BUCKETS, float("inf")]:
+        le = "+Inf" if bound == float("inf") else repr(bound)
+        expected = reference_registry.get_sample_value("robotsgate_wait_seconds_bucket",
+                                                       {"le": le})
+        assert value(metrics, "robotsgate_wait_seconds_bucket", le=le) == expected, le
+    assert value(metrics, "robotsgate_wait_seconds_count") == 11
+    assert value(metrics, "robotsgate_wait_seconds_sum") == pytest.approx(
+        reference_registry.get_sample_value("robotsgate_wait_seconds_sum"))
+    assert value(metrics, "robotsgate_decisions_total", result="forwarded",
+                 reason="crawl-delay") == 11
