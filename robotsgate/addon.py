@@ -14,6 +14,7 @@ import signal
 import ssl
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import certifi
@@ -452,13 +453,14 @@ class RobotsGate:
         """Pushback: a 429 or 503 from the origin pauses its host for every bot."""
         if flow.response is None or flow.metadata.get(_ANSWERED) or self.gate is None:
             return
+        seen = _ResponseHeaders.of(flow.response.headers.fields)
         added: list[tuple[bytes, bytes]] = []
         delay = flow.metadata.get(_DELAY_MS)
         if delay is not None:
             added.append((b"X-Robotsgate-Delay-Ms", str(delay).encode("ascii")))
-        self._page_signals(flow, added)
+        self._page_signals(flow, seen, added)
         if added:
-            _set_headers(flow.response.headers, added)
+            _set_headers(flow.response.headers, added, replace=seen.ours)
         host = flow.metadata.get(_HOST) or \
             Origin.of(flow.request.scheme, flow.request.host, flow.request.port).host
         if flow.response.status_code in (429, 503):
@@ -500,15 +502,15 @@ class RobotsGate:
                      f"{where}.\n", {"X-Robotsgate-Page": found.page})
         return True
 
-    def _page_signals(self, flow: http.HTTPFlow, added: list[tuple[bytes, bytes]]) -> None:
+    def _page_signals(self, flow: http.HTTPFlow, seen: "_ResponseHeaders",
+                      added: list[tuple[bytes, bytes]]) -> None:
         """HTML responses: one normalised X-Robots-Tag (appended to `added`), nofollow links
         remembered, sections stripped (robots_strip). Trouble here never breaks a response: it
         goes through as it came, and the trouble is logged."""
         response, req = flow.response, flow.request
         if response is None or self.pages is None:
             return
-        content_type, content_encoding = _header_values(response.headers.fields,
-                                                        _PAGE_HEADERS)
+        content_type = seen.content_type
         if not self.pages.reads(req.method, response.status_code, content_type):
             return
         try:
@@ -521,10 +523,8 @@ class RobotsGate:
                 agent=identity.token if identity else self._agent_option,
                 user_agent=flow.metadata[_USER_AGENT] if _USER_AGENT in flow.metadata
                 else req.headers.get("user-agent"),
-                content_type=content_type,
-                x_robots_tag=[_text(value) for name, value in response.headers.fields
-                              if name.lower() == b"x-robots-tag"],
-                raw=raw, content_encoding=content_encoding)
+                content_type=content_type, x_robots_tag=seen.x_robots_tag, raw=raw,
+                content_encoding=seen.content_encoding)
         except Exception:
             logger.exception("robotsgate: could not read the page signals of %s; passed on "
                              "unchanged", req.pretty_url)
@@ -600,7 +600,8 @@ class RobotsGate:
 # Headers read on every request and every page, each set in one pass over the raw fields:
 # Headers.get() scans them all, lower-casing every name, once per header asked for.
 _REQUEST_HEADERS = (b"host", b"user-agent", b"referer")
-_PAGE_HEADERS = (b"content-type", b"content-encoding")
+# The response headers robotsgate sets, replacing any the origin sent.
+_OURS = frozenset({b"x-robots-tag", b"x-robotsgate-delay-ms"})
 
 
 def _text(value: bytes) -> str:
@@ -615,17 +616,48 @@ def _header_values(fields: Sequence[tuple[bytes, bytes]],
         lowered = name.lower()
         if lowered in names:
             index = names.index(lowered)
-            seen = values[index]
-            values[index] = _text(value) if seen is None else f"{seen}, {_text(value)}"
+            values[index] = _fold(values[index], value)
     return values
 
 
-def _set_headers(headers: http.Headers, added: Sequence[tuple[bytes, bytes]]) -> None:
-    """Replace every header named in `added` by the values given, in one rebuild of the fields
-    (each Headers.set_all() rebuilds them)."""
-    replaced = {name.lower() for name, _ in added}
-    headers.fields = (*(field for field in headers.fields if field[0].lower() not in replaced),
-                      *added)
+@dataclass(slots=True)
+class _ResponseHeaders:
+    """What robotsgate reads of a response's headers, in one pass over its fields."""
+
+    content_type: str | None
+    content_encoding: str | None
+    x_robots_tag: list[str]  # every value, unfolded
+    ours: bool  # a header robotsgate sets is there already (the origin sent one)
+
+    @classmethod
+    def of(cls, fields: Sequence[tuple[bytes, bytes]]) -> "_ResponseHeaders":
+        seen = cls(None, None, [], False)
+        for name, value in fields:
+            lowered = name.lower()
+            if lowered == b"content-type":
+                seen.content_type = _fold(seen.content_type, value)
+            elif lowered == b"content-encoding":
+                seen.content_encoding = _fold(seen.content_encoding, value)
+            elif lowered in _OURS:
+                seen.ours = True
+                if lowered == b"x-robots-tag":
+                    seen.x_robots_tag.append(_text(value))
+        return seen
+
+
+def _fold(seen: str | None, value: bytes) -> str:
+    return _text(value) if seen is None else f"{seen}, {_text(value)}"
+
+
+def _set_headers(headers: http.Headers, added: Sequence[tuple[bytes, bytes]], *,
+                 replace: bool) -> None:
+    """Add the headers in `added` in one rebuild of the fields (each Headers.set_all() rebuilds
+    them); with `replace`, every header of those names that is there already goes first."""
+    fields = headers.fields
+    if replace:
+        names = {name.lower() for name, _ in added}
+        fields = tuple(field for field in fields if field[0].lower() not in names)
+    headers.fields = (*fields, *added)
 
 
 _MESSAGES = {

@@ -250,6 +250,23 @@ async def test_crawl_delay_holds_requests_and_says_so(paced, audit_path):
     assert record["delay_ms"] == 2000 and record["status"] is None
 
 
+async def test_an_origin_cannot_speak_in_robotsgates_name(paced):
+    # Headers robotsgate sets replace any of the same name the origin sent, whatever its case;
+    # the origin's other headers stay as they were, in their order.
+    addon, _, _ = paced
+    f = flow("http://slow.example/a")
+    await addon.request(f)
+    f.response = http.Response.make(200, b"<p>page</p>", [
+        (b"Content-Type", b"text/html"), (b"x-robotsgate-delay-ms", b"999"),
+        (b"Server", b"origin"), (b"X-Robots-Tag", b"noindex"), (b"x-robots-tag", b"nofollow"),
+        (b"ETag", b'"1"')])
+    await addon.response(f)
+    assert f.response.headers.get_all("X-Robotsgate-Delay-Ms") == ["0"]
+    assert f.response.headers.get_all("X-Robots-Tag") == ["noindex, nofollow"]
+    assert [name for name, _ in f.response.headers.fields][:4] == [
+        b"Content-Type", b"Server", b"ETag", b"content-length"]
+
+
 async def test_a_wait_beyond_max_wait_is_answered_429(paced, audit_path):
     addon, tctx, _ = paced
     tctx.configure(addon, robots_max_wait=3)
