@@ -1,7 +1,8 @@
 """Compiled rule sets with a guaranteed worst case.
 
-Patterns come from the web, so none of them is ever turned into a regular expression that can
-backtrack over the path. Two kinds of compiled pattern:
+Patterns come from the web, so none of them is ever turned into a regular expression whose cost
+can explode: what is compiled is literals only, and a match backs up at most to the nearest end
+of a literal. Two kinds of compiled pattern:
 
 - literal (no '*', possibly anchored by a final '$'): the anchored ones are a dictionary of whole
   paths; the others are prefixes, all factored into one radix trie written as a regular
@@ -40,7 +41,8 @@ def _alternation(prefixes: Sequence[str]) -> re.Pattern[str] | None:
     return re.compile("|".join(re.escape(prefix) for prefix in prefixes))
 
 
-# Deeper tries fall back to a plain alternation: re's compiler recurses once per nested group.
+# Deeper tries fall back to a plain alternation: re's compiler recurses for every nested group,
+# and a level of the trie nests up to two.
 _TRIE_DEPTH = 48
 
 
@@ -65,7 +67,8 @@ def _trie(literals: Sequence[str]) -> re.Pattern[str] | None:
     characters differ), and a literal that ends inside the trie is an empty alternative tried
     last, so the match goes as deep as it can and backs off to the nearest end of a literal: the
     longest match, for the cost of reading it once. A flat alternation tries every literal in
-    turn instead; with a few hundred rules that is most of the cost of a decision.
+    turn instead; with a few hundred rules that is most of the cost of a decision. With search()
+    instead of match(), it finds where any of the literals occurs first.
     """
     if not literals:
         return None
@@ -146,33 +149,70 @@ class _Glob:
         return path.find(self.last, pos) >= 0
 
 
+_Entry = tuple[Rank, str, _Glob]  # (rank, the glob's longest segment, the glob)
+
+
 class _GlobSet:
     """Wildcard rules in order of precedence, each tried only where it can match.
 
-    Every segment of a glob must occur in a path it matches. One search for every glob's longest
-    segment at once rules the whole set out for most paths; where it does not, a glob whose
-    segment is not in the path is passed over for the cost of one substring test, and only the
-    rest are scanned.
+    Every segment of a glob must occur in a path it matches, and the path must start with its
+    first segment. One search for every glob's longest segment at once rules the whole set out
+    for most paths. Where it does not, one match of the first segments (a trie) picks the globs
+    whose first segment starts the path; of those, a glob whose longest segment is not in the
+    path is passed over for one substring test, and only the rest are scanned.
     """
 
-    __slots__ = ("_globs", "_required")
+    __slots__ = ("_by_first", "_few", "_first", "_required")
 
     def __init__(self, globs: Sequence[tuple[Rank, str, bool]]) -> None:
-        self._globs = tuple((rank, max(body.split("*"), key=len), _Glob.of(body, anchored))
-                            for rank, body, anchored in globs)
-        self._required = (None if len(globs) <= _FEW_GLOBS
-                          else _trie([key for _, key, _ in self._globs]))
+        entries = [(rank, max(body.split("*"), key=len), _Glob.of(body, anchored))
+                   for rank, body, anchored in globs]
+        self._few: tuple[_Entry, ...] = ()
+        self._required: re.Pattern[str] | None = None
+        self._first: re.Pattern[str] | None = None
+        self._by_first: dict[str, tuple[_Entry, ...]] = {}
+        if len(entries) <= _FEW_GLOBS:
+            self._few = tuple(entries)
+            return
+        self._required = _trie([key for _, key, _ in entries])
+        self._first = _trie([glob.first for _, _, glob in entries])
+        self._by_first = _starting(entries)
 
     def best(self, path: str, best: Rank | None) -> Rank | None:
         """The better of `best` and the first wildcard rule that matches `path`."""
-        if self._required is not None and self._required.search(path) is None:
-            return best
-        for rank, key, glob in self._globs:
+        if self._first is None:
+            candidates = self._few
+        else:
+            if self._required is None or self._required.search(path) is None:
+                return best
+            first = self._first.match(path)
+            if first is None:
+                return best
+            candidates = self._by_first[first[0]]
+        for rank, key, glob in candidates:
             if best is not None and rank > best:
                 break  # in order of precedence: nothing from here on beats `best`
             if key in path and glob.matches(path):
                 return rank
         return best
+
+
+def _starting(entries: list[_Entry]) -> dict[str, tuple[_Entry, ...]]:
+    """first segment F -> the globs whose first segment starts F, in order of precedence.
+
+    The trie of first segments finds the longest one that starts a path; every glob whose first
+    segment is a prefix of that one starts the path too, and no other does.
+    """
+    groups: dict[str, list[_Entry]] = {}
+    for entry in entries:
+        groups.setdefault(entry[2].first, []).append(entry)
+    lengths = sorted({len(first) for first in groups})
+    starting: dict[str, tuple[_Entry, ...]] = {}
+    for first in groups:
+        found = [entry for length in lengths if length <= len(first)
+                 for entry in groups.get(first[:length], ())]
+        starting[first] = tuple(sorted(found))  # ranks are distinct: no glob is compared
+    return starting
 
 
 class LongestMatch:
@@ -192,7 +232,8 @@ class LongestMatch:
                 ranked.append(((-len(pattern), 0 if allow else 1, index), *_split(pattern)))
         ranked.sort()
         # Literals: a final '$' means the whole path (a dictionary look-up); the others are
-        # prefixes, tried in order of precedence, so the first that matches is the best.
+        # prefixes: a few tried in order of precedence (the first that matches is the best), or
+        # the trie, which finds the longest, and _outranked, which says which rule that means.
         prefix = [(body, rank) for rank, body, anchored in ranked
                   if "*" not in body and not anchored]
         self._exact = _first_of([(body, rank) for rank, body, anchored in ranked

@@ -18,6 +18,8 @@ _KEPT_ESCAPE = r"[89A-F][0-9A-F]|[01][0-9A-F]|2[0-9A-CF]|3[A-F]|40|5[B-E]|60|7[B
 # Something normalize() would change: a character outside the reserved and unreserved sets, or a
 # '%' that does not start a kept escape (lower-case hex, %41 = A, a lone '%'). One expression
 # that starts with a character class, so that re skips the ordinary characters in one fast scan.
+# (?<!%) looks at the character just matched: anything but '%' is a change by itself; a '%' is
+# one unless a kept escape follows.
 _CHANGE = re.compile(
     rf"[^A-Za-z0-9\-._~:/?#\[\]@!&'()+,;=](?:(?<!%)|(?!{_KEPT_ESCAPE}))")
 # What normalize() replaces: escapes, runs of non-ASCII, single characters outside _KEEP.
@@ -116,7 +118,10 @@ def _normal_form(found: re.Match[bytes]) -> bytes:
 
 
 def _text_forms() -> dict[str, str]:
-    """Every escape (in any case of hex) and every ASCII character outside _KEEP -> normal form."""
+    """Every escape (in any case of hex) and every ASCII character outside _KEEP -> normal form.
+
+    '%' is in _KEEP as the start of an escape; alone (not followed by two hex digits) it is %25.
+    """
     forms = {chr(byte): f"%{byte:02X}" for byte in range(128) if byte not in _KEEP or byte == 0x25}
     for byte in range(256):
         high, low = _HEX[byte >> 4], _HEX[byte & 15]

@@ -634,6 +634,22 @@ def test_work_per_decision_does_not_grow_with_literal_rules() -> None:
     assert count_calls(run_many) == count_calls(run_few)
 
 
+def test_work_per_decision_does_not_grow_with_wildcard_rules_elsewhere() -> None:
+    # Wildcard rules under other directories, whose every segment is in the path: only the
+    # globs whose first segment starts the path may be tried.
+    def under_directories(n: int) -> RobotsTxt:
+        return RobotsTxt.parse("User-agent: *\n" + "".join(
+            f"Disallow: /d{i}/*sessionid=\nDisallow: /d{i}/*.pdf$\n" for i in range(n)))
+
+    few, many = under_directories(20), under_directories(2000)
+    path = "/d/x/" + "y" * 200 + "/file.pdf?sessionid=1&d1/"
+    assert few.decide("bot", path).allowed and many.decide("bot", path).allowed
+    assert not many.decide("bot", "/d1999/x/file.pdf").allowed
+    assert many.decide("bot", "/d1999/x/file.pdf").rule.line == 4001  # type: ignore[union-attr]
+    assert count_calls(lambda: many.decide("bot", path)) == \
+        count_calls(lambda: few.decide("bot", path))
+
+
 @pytest.mark.parametrize("semantics", ["rfc9309", "google", "classic"])
 def test_many_literal_rules_still_decide_right(semantics: str) -> None:
     # Thousands of literal rules (a file near the 500 KiB limit has tens of thousands): the
