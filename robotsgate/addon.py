@@ -519,7 +519,7 @@ class RobotsGate:
                 return  # streamed (stream_large_bodies): already on its way to the bot
             identity = flow.metadata.get(_IDENTITY)
             result = self.pages.annotate(
-                url=req.url, method=req.method, status=response.status_code,
+                url=lambda: req.url, method=req.method, status=response.status_code,
                 agent=identity.token if identity else self._agent_option,
                 user_agent=flow.metadata[_USER_AGENT] if _USER_AGENT in flow.metadata
                 else req.headers.get("user-agent"),

@@ -72,6 +72,13 @@ class Nofollow:
     why: Why
 
 
+_QUIET = Annotated(NO_SIGNALS.x_robots_tag, None, NO_SIGNALS)  # a page that says nothing
+
+
+def _url_of(url: str | Callable[[], str]) -> str:
+    return url if isinstance(url, str) else url()
+
+
 def url_key(url: str) -> str | None:
     """A URL in the gate's normal form: Origin.key (scheme and host lower-cased, IDN in punycode,
     default port dropped) and the path and query percent-encoding-normalised, without the
@@ -116,13 +123,16 @@ class Pages:
         return method != "HEAD" and status >= 200 and status not in (204, 304) and \
             is_html(content_type)
 
-    def annotate(self, *, url: str, method: str, status: int, agent: str | None,
-                 user_agent: str | None, content_type: str | None, x_robots_tag: list[str],
-                 raw: bytes, content_encoding: str | None = None) -> Annotated:
+    def annotate(self, *, url: str | Callable[[], str], method: str, status: int,
+                 agent: str | None, user_agent: str | None, content_type: str | None,
+                 x_robots_tag: list[str], raw: bytes,
+                 content_encoding: str | None = None) -> Annotated:
         """Read an HTML response for the agent; remember what it may not follow.
 
         `raw` is the body as it came (Content-Encoding not undone): no more than MAX_PAGE_BYTES
-        of it is ever decompressed. Raises ValueError for a body that cannot be decoded.
+        of it is ever decompressed. `url` may be a function that returns it: most pages say
+        nothing to robots, and then it is not needed. Raises ValueError for a body that cannot
+        be decoded.
         """
         names = {agent.lower()} if agent else agent_tokens(user_agent)
         # One byte more than is read tells a page that is longer from one that is not.
@@ -130,8 +140,9 @@ class Pages:
         remember = self.config.enforce_nofollow and method == "GET" and 200 <= status < 300
         if not x_robots_tag and not can_have_signals(body, content_type, names):
             if remember and self._memory:  # a page once nofollow may be no longer
-                self._remember(agent_key(agent, user_agent), url, NO_SIGNALS)
-            return Annotated(NO_SIGNALS.x_robots_tag, None, NO_SIGNALS)
+                self._remember(agent_key(agent, user_agent), _url_of(url), NO_SIGNALS)
+            return _QUIET
+        page = _url_of(url)
         html = decode_html(body, content_type)
         now = self._clock()
         # The head first: most pages need nothing more, and a full read costs about 0.25 s a MiB.
@@ -140,7 +151,7 @@ class Pages:
                 (self.config.strip and signals.may_have_sections):
             signals = read_page(html, now=now, x_robots_tag=x_robots_tag, agents=names)
         if remember:
-            self._remember(agent_key(agent, user_agent), url, signals)
+            self._remember(agent_key(agent, user_agent), page, signals)
         stripped = None
         if self.config.strip and any(s.noindex or s.nofollow for s in signals.sections):
             if body is raw or not html.truncated:
@@ -149,7 +160,7 @@ class Pages:
                 # The rest of a long compressed page would have to be decompressed to be put
                 # back: that is what a compression bomb counts on. It goes as it came.
                 logger.warning("robotsgate: %s is longer than %d bytes once decompressed: not "
-                               "stripped", url, MAX_PAGE_BYTES)
+                               "stripped", page, MAX_PAGE_BYTES)
         return Annotated(signals.x_robots_tag, stripped, signals)
 
     def _remember(self, who: str, url: str, signals: PageSignals) -> None:

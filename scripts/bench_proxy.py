@@ -14,7 +14,7 @@ run first.
 
 Needs nginx and wrk (Debian: `apt-get install -y nginx wrk && service nginx stop`).
 
-    .venv/bin/python scripts/bench_proxy.py [--seconds 5] [--rounds 3]
+    .venv/bin/python scripts/bench_proxy.py [--seconds 5] [--rounds 5]
 """
 
 import argparse
@@ -150,7 +150,7 @@ def _cpus(cpus: set[int]) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=int, default=5, help="length of each wrk run")
-    parser.add_argument("--rounds", type=int, default=3, help="alternating runs per cell")
+    parser.add_argument("--rounds", type=int, default=5, help="alternating runs per cell")
     parser.add_argument("--concurrency", default="1,10,50")
     args = parser.parse_args()
     for tool in ("nginx", "wrk"):

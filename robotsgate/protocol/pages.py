@@ -167,9 +167,12 @@ def can_have_signals(body: bytes, content_type: str | None, agents: Iterable[str
     # Lower-casing once and plain substring tests is many times faster than one
     # case-insensitive regular expression, which gets no fast scan for its literals.
     lowered = body.lower()
-    return b"robots" in lowered or b"&#" in lowered or any(
-        agent.lower().encode("ascii") in lowered for agent in agents
-        if agent and agent.isascii())
+    if b"robots" in lowered or b"&#" in lowered:
+        return True
+    for agent in agents:
+        if agent and agent.isascii() and agent.lower().encode("ascii") in lowered:
+            return True
+    return False
 
 
 # -- decoding -----------------------------------------------------------------------------------
