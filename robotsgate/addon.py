@@ -43,6 +43,7 @@ AUDIT_FAILURE = ("closed", "continue")
 _IDENTITY = "robotsgate.identity"  # flow.metadata: who the request was decided for
 _DELAY_MS = "robotsgate.delay_ms"  # flow.metadata: the wait applied before forwarding
 _ANSWERED = "robotsgate.answered"  # flow.metadata: the response is the proxy's own
+_ORIGINS_REMEMBERED = 4096
 _HOST = "robotsgate.host"  # flow.metadata: the origin's host, as the pacer knows it
 _USER_AGENT = "robotsgate.user_agent"  # flow.metadata: the request's User-Agent
 # Options whose change rebuilds the gate (and so forgets cached robots.txt files).
@@ -83,6 +84,7 @@ class RobotsGate:
         self._metrics_server: MetricsServer | None = None
         self._sighup = False
         self.pages: Pages | None = None  # page-level signals and the nofollow memory
+        self._origins: dict[tuple[str, str, int], Origin] = {}
         # Options read on every request, kept by configure().
         self._monitor = False
         self._agent_option: str | None = None
@@ -422,7 +424,7 @@ class RobotsGate:
                 self._refuse_unidentified(flow, identity, user_agent) or \
                 self._refuse_nofollow(flow, identity, user_agent, referer):
             return
-        origin = Origin.of(req.scheme, req.host, req.port)
+        origin = self._origin(req.scheme, req.host, req.port)
         flow.metadata[_HOST] = origin.host
         flow.metadata[_USER_AGENT] = user_agent
         verdict = await self.gate.check(Request(origin, req.path, user_agent, identity.token))
@@ -440,6 +442,16 @@ class RobotsGate:
         retry = {"Retry-After": str(verdict.retry_after or 60)}
         self._answer(flow, status, verdict.reason, _MESSAGES[verdict.reason].format(
             v=verdict, asked=f"{verdict.asked_delay or 0:g}"), retry, verdict)
+
+    def _origin(self, scheme: str, host: str, port: int) -> Origin:
+        """Origin.of, remembered: a bot asks the same few origins again and again."""
+        where = (scheme, host, port)
+        origin = self._origins.get(where)
+        if origin is None:
+            if len(self._origins) >= _ORIGINS_REMEMBERED:
+                self._origins.clear()  # endless distinct origins: start over
+            origin = self._origins[where] = Origin.of(scheme, host, port)
+        return origin
 
     async def _forward(self, flow: http.HTTPFlow, verdict: Verdict) -> None:
         self.metrics.forwarded(verdict.reason, verdict.wait)

@@ -9,7 +9,7 @@ import contextlib
 import hashlib
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Literal, Protocol
 
 from cachetools import LRUCache
@@ -32,6 +32,14 @@ class Origin:
     scheme: str
     host: str
     port: int
+    # Worked out once: the proxy asks for them on every request.
+    key: str = field(init=False, repr=False, compare=False)  # scheme://host[:port]
+    robots_url: str = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        key = f"{self.scheme}://{self._netloc()}"
+        object.__setattr__(self, "key", key)
+        object.__setattr__(self, "robots_url", f"{key}/robots.txt")
 
     @classmethod
     def of(cls, scheme: str, host: str, port: int | None) -> "Origin":
@@ -44,14 +52,6 @@ class Origin:
             with contextlib.suppress(UnicodeError):
                 host = host.encode("idna").decode("ascii")
         return cls(scheme, host, port or _DEFAULT_PORTS.get(scheme, 80))
-
-    @property
-    def key(self) -> str:
-        return f"{self.scheme}://{self._netloc()}"
-
-    @property
-    def robots_url(self) -> str:
-        return f"{self.key}/robots.txt"
 
     def _netloc(self) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host
