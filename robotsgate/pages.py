@@ -114,6 +114,9 @@ class Pages:
         self._memory: TTLCache[tuple[str, str], Remembered] = TTLCache(
             maxsize=config.memory_size, ttl=config.memory_ttl, timer=timer,
             getsizeof=_size)
+        # Whether anything was ever remembered: the memory's own len() is a chain of Python
+        # calls, asked of every page that says nothing, and nearly always 0.
+        self._remembered = False
 
     @staticmethod
     def reads(method: str, status: int, content_type: str | None) -> bool:
@@ -139,7 +142,7 @@ class Pages:
         body = decoded_prefix(raw, content_encoding, MAX_PAGE_BYTES + 1)
         remember = self.config.enforce_nofollow and method == "GET" and 200 <= status < 300
         if not x_robots_tag and not can_have_signals(body, content_type, names):
-            if remember and self._memory:  # a page once nofollow may be no longer
+            if remember and self._remembered:  # a page once nofollow may be no longer
                 self._remember(agent_key(agent, user_agent), _url_of(url), NO_SIGNALS)
             return _QUIET
         page = _url_of(url)
@@ -183,6 +186,7 @@ class Pages:
         links = frozenset(filter(None, (_resolve(base, href) for href in hrefs)))
         # Links past the part read are unknown: a nofollow page that long forbids them all.
         entry = Remembered(why, None if why == "page" and signals.truncated else links)
+        self._remembered = True
         try:
             self._memory[key] = entry
         except ValueError:  # more links than the whole memory: err on the side of not following
