@@ -14,12 +14,23 @@ import signal
 import ssl
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import certifi
 import httpx
 from mitmproxy import ctx, exceptions, http
+from mitmproxy.net.http.url import hostport
+from mitmproxy.proxy import commands, events, layer
+from mitmproxy.proxy.layers import (
+    DNSLayer,
+    HttpLayer,
+    RawQuicLayer,
+    TCPLayer,
+    UDPLayer,
+    modes,
+)
+from mitmproxy.proxy.layers.http import HTTPMode, HttpStream
 
 from robotsgate.archive import RobotsArchive
 from robotsgate.audit import AuditLog, AuditRecord, Event, timestamp
@@ -46,6 +57,7 @@ _ANSWERED = "robotsgate.answered"  # flow.metadata: the response is the proxy's 
 _ORIGINS_REMEMBERED = 4096
 _HOST = "robotsgate.host"  # flow.metadata: the origin's host, as the pacer knows it
 _USER_AGENT = "robotsgate.user_agent"  # flow.metadata: the request's User-Agent
+_DECIDED = "robotsgate.decided"  # flow.metadata: the request was decided (at its headers)
 # Options whose change rebuilds the gate (and so forgets cached robots.txt files).
 _GATE_OPTIONS = frozenset({
     "robots_agent", "robots_semantics", "robots_path_case", "robots_cache_ttl",
@@ -158,6 +170,7 @@ class RobotsGate:
         _tooling_options(loader)
         _page_options(loader)
         _apply_deferred(loader.master.options)
+        _drain_answered_bodies()
 
     def configure(self, updated: set[str]) -> None:
         opts = ctx.options
@@ -307,9 +320,25 @@ class RobotsGate:
         if self._audit is not None:
             self._audit.close()
 
+    async def requestheaders(self, flow: http.HTTPFlow) -> None:
+        """Every request is decided here, as soon as its headers are in: before mitmproxy opens
+        a connection for it, and before any of its body is read, let alone streamed
+        (stream_large_bodies streams a body as soon as this hook returns)."""
+        await self._decide_once(flow)
+        if flow.response is not None:
+            # The proxy answers: the body is read and dropped, never streamed to the origin.
+            flow.request.stream = False
+
     async def request(self, flow: http.HTTPFlow) -> None:
-        if flow.response is not None or flow.error is not None or not flow.live:
+        # Every flow passes requestheaders first; this only catches one that did not (a flow
+        # replayed by another addon, say), so that nothing leaves undecided.
+        await self._decide_once(flow)
+
+    async def _decide_once(self, flow: http.HTTPFlow) -> None:
+        if flow.metadata.get(_DECIDED) or flow.response is not None or flow.error is not None \
+                or not flow.live:
             return
+        flow.metadata[_DECIDED] = True
         try:
             await self._decide(flow)
         except AuditUnwritable:
@@ -354,6 +383,32 @@ class RobotsGate:
                      "your bot (e.g. MyBot/1.0), or authenticate to the proxy with your bot's "
                      "name, or ask the operator to map your address (robots_agents).\n",
                      {"Proxy-Authenticate": 'Basic realm="robotsgate"'})
+        return True
+
+    def _refuse_framing(self, flow: http.HTTPFlow, seen: "_RequestHeaders") -> bool:
+        """Upgrades other than WebSocket are refused: after a 101 the connection would be a pipe
+        that robotsgate cannot see into. An h2c upgrade is dropped instead, as mitmproxy means
+        to (it only recognises the exact lower-case token): the request is served over HTTP/1.1,
+        decided like any other."""
+        if seen.upgrade is None:
+            return False
+        tokens = {token.strip().lower() for token in seen.upgrade.split(",")} - {""}
+        if tokens == {"websocket"}:
+            return False  # the handshake is decided on its path like any request
+        if tokens <= {"h2c"}:
+            _drop_upgrade(flow.request.headers)
+            return False
+        return self._refuse_protocol(flow, "upgrade", 400,
+                                     f"robotsgate does not forward protocol upgrades other "
+                                     f"than WebSocket (asked for: {seen.upgrade}).\n")
+
+    def _refuse_protocol(self, flow: http.HTTPFlow, what: str, status: int, text: str) -> bool:
+        """A request robotsgate cannot decide what it would carry: refused and audited."""
+        if self._monitor:
+            self._record(flow, "would-block", what, status, None)
+            return False
+        self._record(flow, "block", what, status, None)
+        self._answer(flow, status, what, text, {"Connection": "close"})
         return True
 
     def _refuse_misdirected(self, flow: http.HTTPFlow, host: str | None) -> bool:
@@ -418,12 +473,19 @@ class RobotsGate:
     async def _decide(self, flow: http.HTTPFlow) -> None:
         assert self.gate is not None
         req = flow.request
-        host, user_agent, referer = _header_values(req.headers.fields, _REQUEST_HEADERS)
+        seen = _RequestHeaders.of(req.headers.fields)
+        host, user_agent, referer = seen.host, seen.user_agent, seen.referer
         identity = self._identify(flow)
-        if self._refuse_misdirected(flow, host) or \
+        if seen.folded:
+            _unfold(req.headers)  # obs-fold: one reading for every server (RFC 9112 §5.2)
+        if self._refuse_framing(flow, seen) or self._refuse_misdirected(flow, host) or \
                 self._refuse_unidentified(flow, identity, user_agent) or \
                 self._refuse_nofollow(flow, identity, user_agent, referer):
             return
+        if not (host and host.strip()) and req.http_version in ("HTTP/1.0", "HTTP/1.1"):
+            # No Host (or an empty one): the origin would serve its default site, not the one
+            # decided. The request goes out naming its target.
+            req.headers["Host"] = hostport(req.scheme, req.host, req.port)
         origin = self._origin(req.scheme, req.host, req.port)
         flow.metadata[_HOST] = origin.host
         flow.metadata[_USER_AGENT] = user_agent
@@ -434,6 +496,9 @@ class RobotsGate:
         status = verdict.status or 503
         if self._monitor:
             self._record(flow, "would-block", verdict.reason, status, verdict)
+            # Forwarded all the same, so it takes its turn in the host's schedule like any other.
+            wait = await self.gate.pace_regardless(origin, verdict)
+            await self._forward(flow, replace(verdict, action="forward", wait=wait), record=False)
             return
         self._record(flow, "block", verdict.reason, status, verdict)
         if verdict.action == "block":
@@ -453,9 +518,11 @@ class RobotsGate:
             origin = self._origins[where] = Origin.of(scheme, host, port)
         return origin
 
-    async def _forward(self, flow: http.HTTPFlow, verdict: Verdict) -> None:
-        self.metrics.forwarded(verdict.reason, verdict.wait)
-        if verdict.wait > 0 or verdict.asked_delay is not None:
+    async def _forward(self, flow: http.HTTPFlow, verdict: Verdict, *, record: bool = True
+                       ) -> None:
+        if record:
+            self.metrics.forwarded(verdict.reason, verdict.wait)
+        if record and (verdict.wait > 0 or verdict.asked_delay is not None):
             self._record(flow, "delay", verdict.reason, None, verdict)
         if verdict.wait > 0:
             await self._sleep(verdict.wait)
@@ -464,6 +531,9 @@ class RobotsGate:
     async def response(self, flow: http.HTTPFlow) -> None:
         """Pushback: a 429 or 503 from the origin pauses its host for every bot."""
         if flow.response is None or flow.metadata.get(_ANSWERED) or self.gate is None:
+            return
+        if flow.response.status_code == 101 and flow.websocket is None:
+            self._refuse_switch(flow)
             return
         seen = _ResponseHeaders.of(flow.response.headers.fields)
         added: list[tuple[bytes, bytes]] = []
@@ -482,6 +552,76 @@ class RobotsGate:
                         flow.response.status_code, pause)
         else:
             await self.gate.pacer.recovered(host)
+
+    def _refuse_switch(self, flow: http.HTTPFlow) -> None:
+        """An origin switching protocols to anything but WebSocket (an upgrade it was never
+        offered, or one mitmproxy will not read): mitmproxy would relay the connection as a
+        raw pipe from then on. The connection is closed instead, before the 101 reaches the
+        client."""
+        if self._monitor:
+            self._record(flow, "would-block", "upgrade", 101, None)
+            return
+        self._record(flow, "block", "upgrade", 502, None)
+        flow.kill()
+
+    def next_layer(self, nextlayer: layer.NextLayer) -> None:
+        """Whatever mitmproxy chose to speak on a connection, either each request on it is
+        decided, or the connection is refused and audited.
+
+        HTTP (1, 2, 3, WebSocket) and TLS layers lead to decided requests or to another choice
+        of layer. The others carry bytes robotsgate cannot decide: raw TCP (mitmproxy falls back
+        to it for bytes that do not look like HTTP at first sight, such as a request line
+        written in two parts or after an empty line), UDP, DNS, raw QUIC. Raw TCP in a tunnel
+        is read as HTTP instead (mitmproxy's own choice with rawtcp off), so every request in
+        it is decided and anything else gets mitmproxy's 400. The rest is refused; a connection
+        that ignore_hosts or allow_hosts pass through unseen is let through only inside a
+        CONNECT, which http_connect decided on its host.
+        """
+        if nextlayer.layer is None:
+            # Script addons are asked before mitmproxy's own chooser: let it choose first (it
+            # leaves a layer that is already set alone when its turn comes).
+            ctx.master.addons.get("nextlayer").next_layer(nextlayer)
+        chosen = nextlayer.layer
+        if chosen is None or not isinstance(chosen, _UNDECIDABLE):
+            return
+        context = nextlayer.context
+        tunnel = len(context.layers) > 1 and isinstance(
+            context.layers[0], (modes.HttpProxy, modes.HttpUpstreamProxy))
+        if tunnel and _ignored(nextlayer):
+            return  # decided at the CONNECT (http_connect), on its host
+        if isinstance(chosen, TCPLayer) and context.server.address is not None and \
+                context.client.transport_protocol == "tcp":
+            nextlayer.layer = HttpLayer(context, HTTPMode.transparent)
+            return
+        self._refuse_connection(nextlayer, chosen)
+
+    def _refuse_connection(self, nextlayer: layer.NextLayer, chosen: layer.Layer) -> None:
+        context = nextlayer.context
+        kind = {TCPLayer: "tcp", UDPLayer: "udp", DNSLayer: "dns"}.get(type(chosen), "quic")
+        address = context.server.address
+        target = _peer(address) if address else "unknown"
+        event: Event = "would-block" if self._monitor else "block"
+        with contextlib.suppress(AuditUnwritable):  # refused either way
+            self._record_connection(context, event, f"{kind}://{target}", kind.upper())
+        if self._monitor:
+            return
+        logger.info("robotsgate: refused a %s connection to %s from %s: it carries nothing "
+                    "robotsgate can decide", kind, target, _peer(context.client.peername))
+        nextlayer.layer = _Refused(context)
+
+    def _record_connection(self, context: Any, event: Event, url: str, method: str) -> None:
+        assert self._audit is not None and self._agents is not None
+        peer = context.client.peername
+        identity = self._agents.resolve(user=None, address=peer[0] if peer else None,
+                                        agent_option=self._agent_option)
+        self.metrics.recorded(event, "protocol")
+        record = AuditRecord(
+            ts=timestamp(self._clock()), event=event, reason="protocol", status=None,
+            agent=identity.token or "*", user_agent=None, client=_peer(peer), method=method,
+            url=url, robots_url=None, robots_status=None, robots_fetched_at=None,
+            robots_sha256=None, group=None, rule=None, line=None, delay_ms=0,
+            mode="monitor" if self._monitor else "enforce", agent_source=identity.source)
+        self._write(record)
 
     # -- page-level signals (robotsgate.pages) ---------------------------------------------------
 
@@ -598,6 +738,10 @@ class RobotsGate:
             agent_source=identity.source if identity else None,
             user_agent_mismatch=identity.mismatch(req.headers.get("user-agent"))
             if identity else None, page=page)
+        self._write(record)
+
+    def _write(self, record: AuditRecord) -> None:
+        assert self._audit is not None
         try:
             self._audit.write(record)
         except OSError as exc:
@@ -611,25 +755,61 @@ class RobotsGate:
 
 # Headers read on every request and every page, each set in one pass over the raw fields:
 # Headers.get() scans them all, lower-casing every name, once per header asked for.
-_REQUEST_HEADERS = (b"host", b"user-agent", b"referer")
+_FOLD = (b"\r", b"\n")
+
+
+@dataclass(slots=True)
+class _RequestHeaders:
+    """What robotsgate reads of a request's headers, in one pass over its fields."""
+
+    host: str | None
+    user_agent: str | None
+    referer: str | None
+    upgrade: str | None
+    folded: bool  # a value continued on the next line (obs-fold), or holding a bare CR or LF
+
+    @classmethod
+    def of(cls, fields: Sequence[tuple[bytes, bytes]]) -> "_RequestHeaders":
+        seen = cls(None, None, None, None, False)
+        for name, value in fields:
+            lowered = name.lower()
+            if lowered == b"host":
+                seen.host = _fold(seen.host, value)
+            elif lowered == b"user-agent":
+                seen.user_agent = _fold(seen.user_agent, value)
+            elif lowered == b"referer":
+                seen.referer = _fold(seen.referer, value)
+            elif lowered == b"upgrade":
+                seen.upgrade = _fold(seen.upgrade, value)
+            if b"\r" in value or b"\n" in value:
+                seen.folded = True
+        return seen
+
+
+_LINE_BREAKS = re.compile(rb"[ \t]*[\r\n]+[ \t]*")
+
+
+def _unfold(headers: http.Headers) -> None:
+    """Each obs-fold (and any stray CR or LF) becomes one space, as RFC 9112 §5.2 tells a proxy
+    to do: the origin then reads the same one line that robotsgate decided on."""
+    headers.fields = tuple((name, _LINE_BREAKS.sub(b" ", value)) for name, value in
+                           headers.fields)
+
+
+def _drop_upgrade(headers: http.Headers) -> None:
+    """Remove an upgrade offer: Upgrade, HTTP2-Settings, and those names in Connection."""
+    connection = [token.strip() for token in headers.get("connection", "").split(",")
+                  if token.strip().lower() not in ("upgrade", "http2-settings", "")]
+    for name in ("upgrade", "http2-settings", "connection"):
+        headers.pop(name, None)
+    if connection:
+        headers["Connection"] = ", ".join(connection)
 # The response headers robotsgate sets, replacing any the origin sent.
 _OURS = frozenset({b"x-robots-tag", b"x-robotsgate-delay-ms"})
 
 
 def _text(value: bytes) -> str:
     return value.decode("utf-8", "surrogateescape")  # as mitmproxy's Headers decode values
-
-
-def _header_values(fields: Sequence[tuple[bytes, bytes]],
-                   names: tuple[bytes, ...]) -> list[str | None]:
-    """The values of `names` (lower case), folded with ", " as Headers.get() folds them."""
-    values: list[str | None] = [None] * len(names)
-    for name, value in fields:
-        lowered = name.lower()
-        if lowered in names:
-            index = names.index(lowered)
-            values[index] = _fold(values[index], value)
-    return values
 
 
 @dataclass(slots=True)
@@ -744,6 +924,57 @@ def _not_intercepted(host: str, port: int) -> bool:
                                     for rex in opts.allow_hosts):
         return True
     return any(re.search(rex, address, re.IGNORECASE) for rex in opts.ignore_hosts)
+
+
+# Layers that carry bytes robotsgate cannot decide request by request.
+_UNDECIDABLE = (TCPLayer, UDPLayer, DNSLayer, RawQuicLayer)
+
+
+class _Refused(layer.Layer):
+    """A connection closed as soon as it starts: nothing it sends goes anywhere."""
+
+    def _handle_event(self, event: events.Event) -> layer.CommandGenerator[None]:
+        if isinstance(event, events.Start):
+            yield commands.CloseConnection(self.context.client)
+
+
+def _drain_answered_bodies() -> None:
+    """The body of a request robotsgate answered itself is read and dropped, never streamed.
+
+    The answer is set when the headers are in; mitmproxy then reads the body before it sends
+    the answer, and checks the size of what it has read so far against stream_large_bodies
+    and body_size_limit as it goes. Left alone, that check would switch such a request to
+    streaming (which mitmproxy refuses for an answered request: the connection breaks with a
+    crash report) or keep an unbounded body in memory. Patched once, here: for an answered
+    request the check drops what was read and lets the rest come.
+    """
+    original = HttpStream.check_body_size
+    if getattr(original, "robotsgate", False):
+        return
+
+    def check_body_size(stream: HttpStream, request: bool) -> layer.CommandGenerator[bool]:
+        if request and stream.flow.metadata.get(_ANSWERED):
+            stream.request_body_buf.clear()
+            return False
+        return (yield from original(stream, request))
+
+    check_body_size.robotsgate = True  # type: ignore[attr-defined]
+    HttpStream.check_body_size = check_body_size  # type: ignore[method-assign,assignment]
+
+
+def _ignored(nextlayer: layer.NextLayer) -> bool:
+    """Whether mitmproxy passes this connection through unseen (ignore_hosts, allow_hosts), asked
+    of its own next-layer addon, so that the answer is the one it acted on."""
+    chooser = ctx.master.addons.get("nextlayer")
+    try:
+        return bool(chooser._ignore_connection(nextlayer.context, nextlayer.data_client(),
+                                               nextlayer.data_server()))
+    except Exception:
+        return False  # cannot tell: not let through unseen
+
+
+def _peer(peername: Any) -> str | None:
+    return f"{peername[0]}:{peername[1]}" if peername else None
 
 
 def _ms(seconds: float | None) -> int | None:

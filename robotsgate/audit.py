@@ -46,7 +46,23 @@ class AuditRecord:
     page: str | None = None  # reason nofollow: the Referer page whose signals forbid the link
 
     def to_json(self) -> str:
+        """One JSON object; it may hold lone surrogates, see to_line()."""
         return json.dumps(asdict(self), ensure_ascii=False, separators=(",", ":"))
+
+    def to_line(self) -> bytes:
+        r"""The record as one line of UTF-8, whatever its strings hold.
+
+        mitmproxy decodes header values with "surrogateescape", so a User-Agent (or URL, or
+        anything taken from a request) with a byte that is not UTF-8 reaches us as a lone
+        surrogate ('\udcff'), which UTF-8 cannot encode: a strict encode() would raise and the
+        record, and then the internal-error record about it, would be lost. json.dumps leaves
+        such a character raw only inside a string literal, where "backslashreplace" writes it as
+        the six characters \udcff: a valid JSON escape for that same code point. The line stays
+        valid UTF-8 and valid JSON, every other character stays readable as itself, and a JSON
+        reader gets back the string the proxy saw (surrogateescape makes low surrogates only;
+        a high one followed by a low one would be read back as the pair they spell).
+        """
+        return (self.to_json() + "\n").encode("utf-8", "backslashreplace")
 
 
 def timestamp(seconds: float) -> str:
@@ -66,7 +82,7 @@ class AuditLog:
         return os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 
     def write(self, record: AuditRecord) -> None:
-        data = (record.to_json() + "\n").encode("utf-8")
+        data = record.to_line()  # never raises, whatever the request carried
         if self.max_bytes and self._fd != 1:
             self._rotate_if_full(len(data))
         written = os.write(self._fd, data)

@@ -5,9 +5,11 @@ The fetcher only retrieves and classifies; it keeps no state. What a result mean
 """
 
 import asyncio
+import contextlib
 import re
 import ssl
 import zlib
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import urljoin
@@ -88,7 +90,11 @@ class Fetcher:
                                error=f"{type(exc).__name__}: {exc}")
 
     async def _follow(self, robots_url: str, user_agent: str | None) -> FetchResult:
-        headers = {"User-Agent": user_agent} if user_agent else {}
+        # The bot's own bytes: mitmproxy decodes header values with surrogateescape, and httpx
+        # encodes a str value as ASCII, so "café" or a 0xFF byte would raise (and make the origin
+        # "unreachable" for every bot behind the proxy).
+        headers = {b"User-Agent": user_agent.encode("utf-8", "surrogateescape")} \
+            if user_agent else {}
         url = robots_url
         for _ in range(MAX_REDIRECTS + 1):
             async with self._client.stream("GET", url, headers=headers) as response:
@@ -98,15 +104,32 @@ class Fetcher:
                     url = urljoin(url, location)
                     continue
                 outcome = classify(status)
-                body = await _read_capped(response) if outcome == "ok" else b""
-                return FetchResult(
-                    outcome, robots_url, url, status, body,
-                    tuple(response.headers.multi_items()),
-                    max_age(response.headers.get("cache-control")),
-                    None if outcome == "ok" else f"HTTP {status}")
+                headers_seen = tuple(response.headers.multi_items())
+                if outcome != "ok":
+                    return FetchResult(outcome, robots_url, url, status, b"", headers_seen,
+                                       max_age(response.headers.get("cache-control")),
+                                       f"HTTP {status}")
+                try:
+                    body = await _read_capped(response)
+                except Exception as exc:
+                    # Whatever goes wrong reading the body (a cut or corrupt stream, zlib, the
+                    # network) is an answer the gate remembers for robots_error_ttl; an
+                    # exception would make every waiting request fetch again.
+                    return FetchResult("unreachable", robots_url, url, status, b"", headers_seen,
+                                       error=_words(exc))
+                return FetchResult("ok", robots_url, url, status, body, headers_seen,
+                                   max_age(response.headers.get("cache-control")))
         # RFC 9309 §2.3.1.2: not reached within five redirects -> may be treated as unavailable.
         return FetchResult("missing", robots_url, url, None,
                            error=f"more than {MAX_REDIRECTS} redirects")
+
+
+def _words(exc: Exception) -> str:
+    return str(exc) if isinstance(exc, BodyError) else f"{type(exc).__name__}: {exc}"
+
+
+class BodyError(ValueError):
+    """A body that cannot be read whole: cut short, corrupt, or in an encoding not asked for."""
 
 
 async def _read_capped(response: httpx.Response) -> bytes:
@@ -114,24 +137,127 @@ async def _read_capped(response: httpx.Response) -> bytes:
 
     Decompression is ours, not httpx's: httpx inflates each network chunk whole, and one 50 KB
     chunk of a gzip bomb is 50 MB. zlib's max_length keeps every step within the cap.
+
+    Whole or not at all: a compressed body that ends early or fails its checks raises BodyError,
+    never returns the part that was read (the missing part may be the Disallow). A body cut by
+    the cap is not "ended early": the cap is where reading stops, as RFC 9309 §2.5 allows.
     """
     encoding = response.headers.get("content-encoding", "identity").strip().lower()
-    if encoding in ("gzip", "x-gzip"):
-        inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
-    elif encoding == "deflate":
-        inflater = zlib.decompressobj()
-    elif encoding in ("identity", ""):
+    if encoding in ("identity", ""):
         inflater = None
+    elif encoding in ("gzip", "x-gzip", "deflate"):
+        inflater = _Inflater("deflate" if encoding == "deflate" else "gzip")
     else:
-        raise ValueError(f"robots.txt sent with Content-Encoding {encoding!r}, not asked for")
-    if response.is_stream_consumed:  # a transport that hands over whole, decoded bodies
-        return response.content[:MAX_BYTES]
+        raise BodyError(f"robots.txt sent with Content-Encoding {encoding!r}, not asked for")
     chunks: list[bytes] = []
     size = 0
-    async for raw in response.aiter_raw():
-        data = raw if inflater is None else inflater.decompress(raw, MAX_BYTES - size)
-        chunks.append(data)
-        size += len(data)
-        if size >= MAX_BYTES:
-            break
-    return b"".join(chunks)[:MAX_BYTES]
+    async with contextlib.aclosing(_raw_body(response)) as body:
+        async for raw in body:
+            data = raw if inflater is None else inflater.feed(raw, MAX_BYTES - size)
+            chunks.append(data)
+            size += len(data)
+            if size >= MAX_BYTES:  # capped: the rest is neither read nor inflated
+                return b"".join(chunks)[:MAX_BYTES]
+    if inflater is not None:
+        inflater.finish()
+    return b"".join(chunks)
+
+
+async def _raw_body(response: httpx.Response) -> AsyncGenerator[bytes]:
+    """The body's bytes as they were sent, before any Content-Encoding is undone."""
+    if not response.is_stream_consumed:
+        async for raw in response.aiter_raw():
+            yield raw
+        return
+    # A transport that hands over whole bodies (httpx's MockTransport, in tests and tools): httpx
+    # has decoded it already, its own way (the first gzip member only, a cut stream unnoticed,
+    # no cap). Its stream still holds the bytes as sent, so they are read again and decoded here
+    # like any other body.
+    seen = False
+    if isinstance(response.stream, httpx.AsyncByteStream):
+        async for raw in response.stream:
+            seen = seen or bool(raw)
+            yield raw
+    if not seen and response.content:
+        raise BodyError("the body was read before robotsgate could check its encoding")
+
+
+class _Inflater:
+    """Undoes gzip or deflate step by step, never producing more than it is given room for.
+
+    gzip: every member, one after the other (RFC 1952 §2.2: a gzip file is a series of
+    members); bytes after a member that do not start another one are corruption, not an end.
+    deflate: with a zlib header (RFC 9110 §8.4.1.2) or without one, as many servers send it.
+    """
+
+    def __init__(self, kind: Literal["gzip", "deflate"]) -> None:
+        self._kind = kind
+        self._zlib: zlib._Decompress | None = None  # deflate: None until its first 2 bytes
+        self._head = b""  # deflate: bytes held until there are two to tell zlib from raw
+        self._members = 0  # gzip members started
+        self._member_out = 0  # bytes the current member has decoded to so far
+        self._started = False  # any byte received
+
+    def feed(self, data: bytes, room: int) -> bytes:
+        """What `data` decodes to, at most `room` (> 0) bytes; past that, nothing is kept."""
+        self._started = self._started or bool(data)
+        if self._zlib is None:
+            data = self._first(data)
+        out: list[bytes] = []
+        try:
+            while data and room > 0 and self._zlib is not None:
+                if self._zlib.eof:
+                    self._next_member()
+                chunk = self._zlib.decompress(data, room)  # room > 0: max_length 0 is no limit
+                out.append(chunk)
+                self._member_out += len(chunk)
+                room -= len(chunk)
+                data = self._zlib.unused_data if self._zlib.eof else self._zlib.unconsumed_tail
+        except zlib.error as exc:
+            raise BodyError(self._corrupt(exc)) from None
+        return b"".join(out)
+
+    def finish(self) -> None:
+        """The body has ended: raise BodyError unless the compressed stream ended with it."""
+        if not self._started:
+            return  # an empty body: nothing was compressed, nothing is missing
+        if self._zlib is None or not self._zlib.eof:
+            raise BodyError(f"{self._kind} body truncated")
+
+    def _first(self, data: bytes) -> bytes:
+        if self._kind == "gzip":
+            self._next_member()
+            return data
+        self._head += data
+        if len(self._head) < 2:
+            return b""  # too early to tell zlib from raw deflate
+        self._zlib = zlib.decompressobj(_deflate_wbits(self._head))
+        data, self._head = self._head, b""
+        return data
+
+    def _next_member(self) -> None:
+        if self._kind == "deflate" and self._zlib is not None:
+            raise BodyError("corrupt deflate body: bytes after the end of its stream")
+        self._members += 1
+        self._member_out = 0
+        self._zlib = zlib.decompressobj(16 + zlib.MAX_WBITS)  # gzip header and trailer checked
+
+    def _corrupt(self, exc: zlib.error) -> str:
+        if self._kind == "gzip" and self._members > 1 and self._member_out == 0:
+            # Most likely no member at all: padding or junk after the last one.
+            return (f"corrupt gzip body: the bytes after member {self._members - 1} are not "
+                    f"another member ({exc})")
+        return f"corrupt {self._kind} body: {exc}"
+
+
+def _deflate_wbits(head: bytes) -> int:
+    """zlib-wrapped (RFC 1950) when the first two bytes are a zlib header, else raw (RFC 1951).
+
+    "deflate" means zlib-wrapped, but many servers send raw deflate: like curl and browsers, try
+    the zlib header first and fall back to raw deflate.
+    """
+    try:
+        zlib.decompressobj().decompress(head[:2])
+    except zlib.error:
+        return -zlib.MAX_WBITS
+    return zlib.MAX_WBITS

@@ -251,12 +251,13 @@ class FleetPacer:
     def __init__(self, fleet: Fleet) -> None:
         self._fleet = fleet
 
-    async def reserve(self, host: str, interval: float) -> Slot | Refusal:
+    async def reserve(self, host: str, interval: float, *, max_wait: float | None = None
+                      ) -> Slot | Refusal:
         fleet = self._fleet
         fleet.start()
         if not fleet.down:
             try:
-                slot = await fleet.shared_pacer.reserve(host, interval)
+                slot = await fleet.shared_pacer.reserve(host, interval, max_wait=max_wait)
             except UNREACHABLE as exc:
                 fleet.failed(exc)
             else:
@@ -268,7 +269,7 @@ class FleetPacer:
                 return slot
         if fleet.fallback == "closed":
             raise fleet.refuse()
-        return await fleet.local_pacer.reserve(host, interval)
+        return await fleet.local_pacer.reserve(host, interval, max_wait=max_wait)
 
     async def pushback(self, host: str, retry_after: float | None) -> float:
         # Never refused: the origin's answer is already on its way to the bot; while Redis is

@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import hashlib
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Literal, Protocol
@@ -17,12 +18,14 @@ from cachetools import LRUCache
 from robotsgate.archive import RobotsArchive
 from robotsgate.fetch import FetchResult
 from robotsgate.metrics import Metrics
-from robotsgate.pacing import Pacer, Pacing, Refusal, seconds_until_open
+from robotsgate.pacing import Pacer, Pacing, Refusal, Slot, seconds_until_open
 from robotsgate.protocol import Decision, RobotsTxt
 from robotsgate.protocol.urls import server_equivalent
 from robotsgate.store import RobotsEntry, Store
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+_PRODUCT_TOKEN = re.compile(r"[A-Za-z_-]+")  # as RobotsTxt.agent_for reads a User-Agent
+_IDENTITIES_REMEMBERED = 4096
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +77,10 @@ def same_authority(claimed: str, scheme: str, host: str, port: int) -> bool:
     except ValueError:
         return False
     return Origin.of(scheme, name, claimed_port) == Origin.of(scheme, host, port)
+
+
+def _cache_key(origin: Origin, who: str) -> str:
+    return f"{origin.key} {who}"  # no space in an origin's key: the two parts stay apart
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +159,7 @@ class Gate:
             maxsize=config.parsed_cache_size)
         self._allow_all = RobotsTxt.parse(b"", semantics=config.semantics)
         self.fetches = 0  # robots.txt fetches started, for metrics and tests
+        self._identities: dict[tuple[str, str | None], tuple[str, str | None]] = {}
 
     async def check(self, request: Request) -> Verdict:
         origin = request.origin
@@ -159,7 +167,7 @@ class Gate:
             # The bot's own robots.txt request goes through untouched (no fetch of ours first).
             return Verdict("forward", "robots.txt", request.agent or self.config.agent or "*",
                            origin.robots_url)
-        entry = await self.entry(origin, request.user_agent)
+        entry = await self.entry(origin, request.user_agent, request.agent or self.config.agent)
         if entry.robots is None:
             retry = max(1, math.ceil(entry.expires_at - self._clock()))
             return Verdict("unavailable", "robots-unavailable",
@@ -205,7 +213,25 @@ class Gate:
         return replace(verdict, reason="pushback" if slot.paused else reason, wait=slot.wait,
                        asked_delay=asked)
 
-    def _interval(self, robots: RobotsTxt, agent: str) -> tuple[float, str, float | None]:
+    async def pace_regardless(self, origin: Origin, verdict: Verdict) -> float:
+        """Seconds to hold a request that goes out whatever its verdict (monitor mode).
+
+        It takes its turn in the host's schedule like an allowed request, at the agent's
+        interval when robots.txt is known (a long Crawl-delay clamped), else at the least
+        interval; never refused, since it is forwarded anyway.
+        """
+        entry = verdict.entry
+        if entry is not None and entry.robots is not None:
+            interval = self._interval(entry.robots, verdict.agent, clamp=True)[0]
+        else:
+            interval = self.config.min_delay
+            if interval > 0:
+                interval += self.config.pacing_margin
+        slot = await self.pacer.reserve(origin.host, interval, max_wait=math.inf)
+        return slot.wait if isinstance(slot, Slot) else 0.0
+
+    def _interval(self, robots: RobotsTxt, agent: str, *, clamp: bool = False
+                  ) -> tuple[float, str, float | None]:
         """(seconds between request starts, what sets it, the Crawl-delay asked if cut down)."""
         config = self.config
         delay = robots.crawl_delay(agent) or 0.0
@@ -213,7 +239,7 @@ class Gate:
         reason = "crawl-delay"
         if delay > config.max_crawl_delay:
             asked = delay
-            if config.on_long_delay == "refuse":
+            if config.on_long_delay == "refuse" and not clamp:
                 return 0.0, "crawl-delay-too-long", asked
             delay, reason = config.max_crawl_delay, "crawl-delay-clamped"
         rate = robots.request_rate(agent)
@@ -234,8 +260,8 @@ class Gate:
 
         Refused when robots.txt disallows everything for the agent, or cannot be fetched.
         """
-        entry = await self.entry(origin, user_agent)
         agent = agent or self.config.agent
+        entry = await self.entry(origin, user_agent, agent)
         if entry.robots is None:
             retry = max(1, math.ceil(entry.expires_at - self._clock()))
             return Verdict("unavailable", "robots-unavailable", agent or "*", origin.robots_url,
@@ -246,9 +272,18 @@ class Gate:
                            entry.robots.decide(agent, "/"))
         return Verdict("forward", "tunnel", agent, origin.robots_url, entry)
 
-    async def entry(self, origin: Origin, user_agent: str | None) -> RobotsEntry:
-        """The origin's robots.txt, fetched when missing or expired; one fetch per origin."""
-        key = origin.key
+    async def entry(self, origin: Origin, user_agent: str | None,
+                    agent: str | None = None) -> RobotsEntry:
+        """The origin's robots.txt as served to this bot, fetched when missing or expired; one
+        fetch per origin and bot.
+
+        A site may serve each bot its own file, so a copy is fetched as the bot it decides
+        for and kept for that bot only: with a product token configured (`agent`), as that
+        token; otherwise as the request's User-Agent, kept for User-Agents that name the same
+        products.
+        """
+        who, fetch_as = self._fetch_identity(user_agent, agent)
+        key = _cache_key(origin, who)
         cached = await self._store.get(key)
         if cached is not None and cached.expires_at > self._clock():
             self.metrics.cache(hit=True)
@@ -258,13 +293,37 @@ class Gate:
         if task is None:
             # The store decides who fetches: this gate, or (shared store) one proxy of a fleet.
             task = asyncio.create_task(self._store.refresh(
-                key, cached, lambda: self._refresh(origin, user_agent, cached)))
+                key, cached, lambda: self._refresh(origin, key, fetch_as, cached)))
             self._inflight[key] = task
             task.add_done_callback(lambda _: self._inflight.pop(key, None))
         # shield: a client that goes away must not cancel the fetch the others wait for.
         return await asyncio.shield(task)
 
-    async def _refresh(self, origin: Origin, user_agent: str | None,
+    def cache_key(self, origin: Origin, user_agent: str | None, agent: str | None = None
+                  ) -> str:
+        """The store's key for the copy of `origin`'s robots.txt kept for this bot."""
+        return _cache_key(origin, self._fetch_identity(user_agent, agent)[0])
+
+    def _fetch_identity(self, user_agent: str | None, agent: str | None
+                        ) -> tuple[str, str | None]:
+        """(whom a copy is kept for, the User-Agent to fetch it with)."""
+        ua = user_agent or ""
+        known = self._identities.get((ua, agent))
+        if known is not None:
+            return known
+        products = {token.lower() for token in _PRODUCT_TOKEN.findall(ua)}
+        if agent:
+            # The bot's own User-Agent when it names the token (sites see what they expect),
+            # else the token itself.
+            known = agent.lower(), user_agent if agent.lower() in products else agent
+        else:
+            known = " ".join(sorted(products)) or "*", user_agent
+        if len(self._identities) >= _IDENTITIES_REMEMBERED:
+            self._identities.clear()
+        self._identities[(ua, agent)] = known
+        return known
+
+    async def _refresh(self, origin: Origin, key: str, user_agent: str | None,
                        stale: RobotsEntry | None) -> RobotsEntry:
         self.fetches += 1
         with self.metrics.fetching():
@@ -274,7 +333,7 @@ class Gate:
         if self._archive is not None and entry.sha256 is not None and result.outcome == "ok":
             # Before the entry is used: no decision without its evidence (a failure fails closed).
             await self._archive.keep(entry.sha256, result, entry.fetched_at)
-        await self._store.put(origin.key, entry)
+        await self._store.put(key, entry)
         return entry
 
     def _entry_for(self, origin: Origin, result: FetchResult,

@@ -36,7 +36,10 @@ class Pacing(Protocol):
     Async because a shared schedule lives elsewhere; the in-memory one never awaits anything.
     """
 
-    async def reserve(self, host: str, interval: float) -> Slot | Refusal: ...
+    async def reserve(self, host: str, interval: float, *, max_wait: float | None = None
+                      ) -> Slot | Refusal:
+        """The next start for `host`; refused when it is more than `max_wait` away (the
+        pacer's own limit unless given)."""
 
     async def pushback(self, host: str, retry_after: float | None) -> float: ...
 
@@ -59,7 +62,8 @@ class Pacer:
         self._backoff_cap = backoff_cap
         self._hosts: LRUCache[str, _Host] = LRUCache(maxsize=max_hosts)
 
-    async def reserve(self, host: str, interval: float) -> Slot | Refusal:
+    async def reserve(self, host: str, interval: float, *, max_wait: float | None = None
+                      ) -> Slot | Refusal:
         """Claim the next start time for `host`, or refuse when it is more than max_wait away."""
         now = self._clock()
         state = self._hosts.get(host)
@@ -70,7 +74,7 @@ class Pacer:
         start = max(now, state.next, state.paused_until)
         paused = state.paused_until > now and state.paused_until >= state.next
         wait = start - now
-        if wait > self.max_wait:
+        if wait > (self.max_wait if max_wait is None else max_wait):
             return Refusal(wait, paused)
         state.next = start + interval
         return Slot(wait, paused)

@@ -89,6 +89,9 @@ return 1
 """
 
 _FREE = Slot(0.0, False)
+# A wait limit that no schedule reaches, for reservations that must not be refused: Lua's
+# tonumber() does not read Python's "inf".
+_NEVER_REFUSED = 1e9
 
 
 class RedisPacer:
@@ -144,7 +147,9 @@ class RedisPacer:
 
     # -- the Pacing interface ----------------------------------------------------------------
 
-    async def reserve(self, host: str, interval: float) -> Slot | Refusal:
+    async def reserve(self, host: str, interval: float, *, max_wait: float | None = None
+                      ) -> Slot | Refusal:
+        limit = self.max_wait if max_wait is None else min(max_wait, _NEVER_REFUSED)
         if interval <= 0 and self._listening:
             until = self._idle.get(host)
             if until is not None and until > self._monotonic():
@@ -153,7 +158,7 @@ class RedisPacer:
         self.round_trips += 1
         wait_s, paused, idle, refused = await self._reserve(
             keys=[self.key(host)],
-            args=[repr(max(interval, 0.0)), repr(float(self.max_wait)), self.channel, host,
+            args=[repr(max(interval, 0.0)), repr(float(limit)), self.channel, host,
                   repr(self._keep)])
         if idle:
             # Only if no notice came in while the script ran: it might have been about this

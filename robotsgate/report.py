@@ -25,6 +25,10 @@ _KEPT_WIDTHS = (60, 3600, 86_400, 7 * 86_400)
 DISPLAY_WIDTHS = (60, 300, 900, 3600, 3 * 3600, 6 * 3600, 86_400, 7 * 86_400, 30 * 86_400)
 _RELATIVE = re.compile(r"(\d+)\s*([smhdw])", re.IGNORECASE)
 _UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 7 * 86_400}
+# How an audit line can spell a lone surrogate: a \udcff escape, or the bytes ED A0..BF xx,
+# which are not UTF-8 but which json.loads reads with "surrogatepass" (ED also starts Hangul
+# syllables: those lines are merely checked for nothing).
+_SURROGATE_MARKS = (b"\\ud", b"\\uD", b"\xed")
 
 
 class Timeline:
@@ -192,6 +196,8 @@ def _record(raw: bytes) -> tuple[dict[str, Any] | None, float | None]:
         return None, None
     if not isinstance(record, dict) or not isinstance(record.get("ts"), str):
         return None, None
+    if any(mark in raw for mark in _SURROGATE_MARKS):
+        record = _printable(record)
     try:
         moment = datetime.fromisoformat(record["ts"])
     except ValueError:
@@ -199,6 +205,17 @@ def _record(raw: bytes) -> tuple[dict[str, Any] | None, float | None]:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return record, moment.timestamp()
+
+
+def _printable(record: dict[str, Any]) -> dict[str, Any]:
+    """Lone surrogates as the text \\udcff, which the report can print.
+
+    The proxy writes a request's bytes that are not UTF-8 as \\udcff escapes (audit.to_line);
+    read back, they are lone surrogates, which neither a UTF-8 terminal nor the UTF-8 HTML page
+    can take: printed as the escape, the operator sees which byte the bot sent.
+    """
+    return {key: value.encode("utf-8", "backslashreplace").decode("utf-8")
+            if isinstance(value, str) else value for key, value in record.items()}
 
 
 # -- text ---------------------------------------------------------------------------------------

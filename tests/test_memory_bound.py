@@ -71,14 +71,15 @@ async def test_hundred_thousand_origins_keep_memory_bounded() -> None:
     # here) and not one more.
     last = [f"site{i}.example" for i in range(ORIGINS - SIZE, ORIGINS)]
     for host in last:
-        entry = await store.get(Origin.of("http", host, 80).key)
+        entry = await store.get(gate.cache_key(Origin.of("http", host, 80), "AnyBot/1.0"))
         assert entry is not None and entry.sha256 is not None
         assert gate.parse(entry.sha256, body_for(host)) is entry.robots  # cached
     older = f"site{ORIGINS - SIZE - 1}.example"
     body = body_for(older)
     assert older_rules is not None
     assert gate.parse(hashlib.sha256(body).hexdigest(), body) is not older_rules  # parsed anew
-    assert await store.get(Origin.of("http", older, 80).key) is None  # forgotten by the store
+    # Forgotten by the store.
+    assert await store.get(gate.cache_key(Origin.of("http", older, 80), "AnyBot/1.0")) is None
 
     # The first origin was forgotten: asking again fetches again, and gets new rules.
     again = await gate.check(Request(Origin.of("http", "site0.example", 80), "/x", "AnyBot/1.0"))

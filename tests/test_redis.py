@@ -90,6 +90,10 @@ def redis_store(client: Redis, prefix: str, **kwargs: float) -> RedisStore:
     return RedisStore(client, prefix=prefix, clock=NOW, max_origins=100, **options)
 
 
+# The key under which a gate keeps a.example's robots.txt for request()'s TestBot.
+A_KEY = "http://a.example testbot"
+
+
 def request(url: str, user_agent: str = "TestBot/1.0") -> Request:
     u = httpx.URL(url)
     return Request(Origin.of(u.scheme, u.host, u.port), u.raw_path.decode(), user_agent)
@@ -154,7 +158,7 @@ async def test_a_stale_copy_outlives_its_expiry_in_redis(clients, prefix):
 async def test_the_last_good_copy_in_redis_is_used_while_robots_txt_is_unreachable(
         clients, prefix):
     writer = redis_store(clients(), prefix)
-    await writer.put("http://a.example", entry(expires_in=-30.0))  # expired 30 s ago
+    await writer.put(A_KEY, entry(expires_in=-30.0))  # expired 30 s ago
     down = Origins(status=503)
     gate = gate_on(redis_store(clients(), prefix), down)
     blocked = await gate.check(request("http://a.example/private/x"))
@@ -213,7 +217,7 @@ async def test_a_dead_holders_lock_is_taken_over_when_it_expires(clients, prefix
     client = clients()
     store = redis_store(client, prefix)
     # Another proxy took the lock and died: nobody will publish or release.
-    await client.set(store.lock_key("http://a.example"), "dead", px=400)
+    await client.set(store.lock_key(A_KEY), "dead", px=400)
     taken = time.monotonic()
     origins = Origins()
     gate = gate_on(store, origins)

@@ -291,7 +291,9 @@ def test_robots_server_error_answers_503_for_everything(
     for resp in (first, second):
         assert_503(resp)
         assert 1 <= int(resp.header("Retry-After") or 0) <= 30
-    assert site.paths() == ["/robots.txt"]  # remembered for robots_error_ttl; no page forwarded
+    # Fetched once for each bot (curl, requests), remembered for robots_error_ttl; no page
+    # forwarded.
+    assert site.paths() == ["/robots.txt", "/robots.txt"]
     records = gate.wait_audit(2)
     assert [r["url"] for r in records] == [site.url("/public/a"), site.url("/public/b")]
     for r in records:
@@ -368,8 +370,12 @@ def test_robots_txt_is_fetched_once_and_cached(origin: OriginFactory, proxy: Pro
     statuses.append(curl(gate, site.url("/f")).status)
 
     assert statuses == [200, 403, 200, 200, 403, 200]
-    assert len(site.robots_fetches()) == 1
+    # Once for each bot (httpx for its four requests, requests, curl), as that bot, each before
+    # the bot's first request.
+    fetches = site.robots_fetches()
+    assert len(fetches) == 3 and len({f.user_agent for f in fetches}) == 3
     assert site.paths()[0] == "/robots.txt"
+    assert site.paths()[5] == "/robots.txt" and site.paths()[6] == "/f"
 
 
 def test_robots_cache_ttl_expires(origin: OriginFactory, proxy: ProxyFactory) -> None:
@@ -626,7 +632,9 @@ def test_user_agent_header_selects_the_group(origin: OriginFactory, proxy: Proxy
         "FooBot/1.0",
     ]
     assert [r["group"] for r in records] == ["FooBot", "BarBot", "*", "FooBot"]
-    assert len(site.robots_fetches()) == 1
+    # Fetched once for each bot, as that bot.
+    assert sorted(f.user_agent for f in site.robots_fetches()) == [
+        "BarBot/3", "FooBot/1.0", "OtherBot/1.0"]
 
 
 def test_robots_agent_option_overrides_user_agent(

@@ -1,0 +1,282 @@
+"""The attack suite: raw bytes against a real ``mitmdump -s addon.py``.
+
+Every test sends what a bot that wants through would send, with raw sockets, to origins that
+record every byte they receive, and checks two things: nothing disallowed arrived at the origin,
+and the audit log says exactly what happened.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from .servers import Origin, Proxy
+from .wire import Wire, WireOrigin, h2_request_bytes, status_of, statuses
+
+ProxyFactory = Callable[..., Proxy]
+ROBOTS = b"User-agent: *\nDisallow: /private\n"
+
+
+@pytest.fixture
+def wire_origin() -> Iterator[Callable[..., WireOrigin]]:
+    started: list[WireOrigin] = []
+
+    def start(robots: Any = ROBOTS, **kwargs: Any) -> WireOrigin:
+        site = WireOrigin(robots, **kwargs)
+        started.append(site)
+        return site
+
+    yield start
+    for site in started:
+        site.stop()
+
+
+def blocks(proxy: Proxy, reason: str | None = None) -> list[dict[str, Any]]:
+    return [r for r in proxy.audit() if r["event"] == "block"
+            and (reason is None or r["reason"] == reason)]
+
+
+def request(target: str, host: str, *extra: str, method: str = "GET") -> bytes:
+    lines = [f"{method} {target} HTTP/1.1", f"Host: {host}", *extra, "", ""]
+    return "\r\n".join(lines).encode()
+
+
+# --- raw TCP inside a CONNECT tunnel -------------------------------------------------------------
+
+
+REST = b"Host: {host}\r\nConnection: close\r\n\r\n"
+
+
+@pytest.mark.parametrize("parts", [
+    pytest.param((b"GET /priv", b"ate HTTP/1.1\r\n" + REST), id="split-request-line"),
+    pytest.param((b"\r\nGET /private HTTP/1.1\r\n" + REST,), id="leading-crlf"),
+    pytest.param((b"G", b"ET /private HTTP/1.1\r\n" + REST), id="one-byte-first"),
+])
+@pytest.mark.parametrize("ignore", [False, True], ids=["plain", "ignore_hosts-elsewhere"])
+def test_a_request_the_protocol_sniffer_misses_is_still_decided(
+        proxy: ProxyFactory, wire_origin: Callable[..., WireOrigin],
+        parts: tuple[bytes, ...], ignore: bool) -> None:
+    # With ignore_hosts set, every CONNECT is decided on its host first (port 80: as http).
+    site = wire_origin(host="127.0.0.6", port=80) if ignore else wire_origin()
+    options = {"ignore_hosts": [r"^elsewhere\.invalid"]} if ignore else {}
+    p = proxy(**options)
+    wire = Wire(p.port).connect(f"{site.host}:{site.port}")
+    wire.send(*(part.replace(b"{host}", site.authority.encode()) for part in parts))
+    answer = wire.read_all(timeout=3)
+    wire.close()
+    assert "/private" not in site.pages() and b"/private" not in site.raw.split(b"robots.txt")[-1]
+    # Read as HTTP after all: the request is decided (403), or refused as malformed (400, or
+    # the connection closed).
+    assert status_of(answer) in (403, 400, None), answer
+    if status_of(answer) == 403:
+        assert [r["url"] for r in blocks(p, "disallowed")] == [site.url("/private")]
+
+
+def test_bytes_that_are_not_http_in_a_tunnel_never_reach_the_origin(
+        proxy: ProxyFactory, wire_origin: Callable[..., WireOrigin]) -> None:
+    site = wire_origin()
+    p = proxy()
+    wire = Wire(p.port).connect(site.authority)
+    wire.send(b"SSH-2.0-OpenSSH_9.0\r\n", b"\x00\x00\x01\x0c GET /private HTTP/1.1\r\n\r\n")
+    answer = wire.read_all(timeout=3)
+    wire.close()
+    assert site.raw == b"", site.raw
+    assert status_of(answer) in (400, None), answer
+
+
+def test_raw_tcp_that_the_operator_asked_for_is_read_as_http(
+        proxy: ProxyFactory, wire_origin: Callable[..., WireOrigin]) -> None:
+    # tcp_hosts tells mitmproxy to relay raw TCP for a host: robotsgate still reads each request.
+    site = wire_origin()
+    p = proxy(tcp_hosts=[r"127\.0\.0\.1"])
+    wire = Wire(p.port).connect(site.authority)
+    wire.send(request("/private", site.authority), request("/page", site.authority))
+    answer = wire.read_all(timeout=3)
+    wire.close()
+    assert site.pages() == ["/page"]
+    assert statuses(answer) == [403, 200], answer
+
+
+# --- upgrades ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("upgrade", ["h2c", "H2C", "H2c"])
+def test_an_h2c_upgrade_is_served_as_http_1_and_cannot_open_a_pipe(
+        proxy: ProxyFactory, wire_origin: Callable[..., WireOrigin], upgrade: str) -> None:
+    site = wire_origin(h2c=True)
+    p = proxy()
+    settings, h2_bytes = h2_request_bytes(site.authority, "/private")
+    wire = Wire(p.port)
+    wire.send(request(f"http://{site.authority}/page", site.authority,
+                      "Connection: Upgrade, HTTP2-Settings", f"Upgrade: {upgrade}",
+                      f"HTTP2-Settings: {settings.decode()}"))
+    head = wire.head()
+    wire.send(h2_bytes)  # what an h2c client sends once it believes it switched
+    wire.read_all(timeout=2)
+    wire.close()
+    assert head.startswith(b"HTTP/1.1 200"), head
+    assert site.pages() == ["/page"]
+    assert all(r.via == "http/1.1" and r.header(b"upgrade") is None for r in site.requests)
+
+
+@pytest.mark.parametrize("upgrade", ["h2c, x-other", "x-pipe", "websocket, h2c", "TLS/1.2"])
+def test_any_other_upgrade_is_refused_and_audited(
+        proxy: ProxyFactory, wire_origin: Callable[..., WireOrigin], upgrade: str) -> None:
+    site = wire_origin(h2c=True)
+    p = proxy()
+    wire = Wire(p.port)
+    wire.send(request(f"http://{site.authority}/page", site.authority,
+                      "Connection: Upgrade", f"Upgrade: {upgrade}"))
+    answer = wire.read_all(timeout=3)
+    wire.close()
+    assert status_of(answer) == 400, answer
+    assert site.pages() == []
+    [record] = blocks(p, "upgrade")
+    assert record["url"] == f"http://{site.authority}/page" and record["status"] == 400
+
+
+def test_an_origin_switching_protocols_unasked_gets_no_pipe(
+        proxy: ProxyFactory, wire_origin: Callable[..., WireOrigin]) -> None:
+    site = wire_origin(switch=["/switch"])
+    p = proxy()
+    wire = Wire(p.port)
+    wire.send(request(f"http://{site.authority}/switch", site.authority))
+    answer = wire.read_all(timeout=1.5)
+    wire.send(request("/private", site.authority))  # into the pipe, if there were one
+    answer += wire.read_all(timeout=1.5)
+    wire.close()
+    assert b"101" not in answer.split(b"\r\n", 1)[0], answer
+    assert b"/private" not in site.raw
+    [record] = blocks(p, "upgrade")
+    assert record["url"] == f"http://{site.authority}/switch"
+
+
+# --- bodies streamed before the request hook -----------------------------------------------------
+
+
+def test_a_streamed_body_to_a_disallowed_path_never_leaves(
+        proxy: ProxyFactory, wire_origin: Callable[..., WireOrigin]) -> None:
+    site = wire_origin()
+    p = proxy(stream_large_bodies="1k")
+    body = b"x" * 200_000
+    wire = Wire(p.port)
+    wire.send(request(f"http://{site.authority}/private", site.authority,
+                      f"Content-Length: {len(body)}", method="POST") + body)
+    answer = wire.read_all(timeout=3)
+    wire.close()
+    assert status_of(answer) == 403, answer[:300]
+    assert site.pages() == [] and b"xxxx" not in site.raw
+    assert [r["url"] for r in blocks(p, "disallowed")] == [f"http://{site.authority}/private"]
+
+
+def test_a_chunked_body_to_a_disallowed_path_never_leaves(
+        proxy: ProxyFactory, wire_origin: Callable[..., WireOrigin]) -> None:
+    site = wire_origin()
+    p = proxy(stream_large_bodies="1k")
+    chunk = b"y" * 4096
+    wire = Wire(p.port)
+    wire.send(request(f"http://{site.authority}/private", site.authority,
+                      "Transfer-Encoding: chunked", method="POST"),
+              *([f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n"] * 5), b"0\r\n\r\n",
+              pause=0.05)
+    wire.read_all(timeout=3)
+    wire.close()
+    assert site.pages() == [] and b"yyyy" not in site.raw
+    assert [r["url"] for r in blocks(p, "disallowed")] == [f"http://{site.authority}/private"]
+
+
+def test_a_streamed_body_to_an_allowed_path_still_streams(
+        proxy: ProxyFactory, wire_origin: Callable[..., WireOrigin]) -> None:
+    site = wire_origin()
+    p = proxy(stream_large_bodies="1k")
+    body = b"\xaa" * 200_000
+    wire = Wire(p.port)
+    wire.send(request(f"http://{site.authority}/upload", site.authority,
+                      f"Content-Length: {len(body)}", method="POST") + body)
+    answer = wire.read_all(timeout=3)
+    wire.close()
+    assert status_of(answer) == 200, answer[:300]
+    assert site.pages() == ["/upload"] and site.raw.count(b"\xaa") == len(body)
+
+
+# --- the target is what is decided ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("version", ["HTTP/1.0", "HTTP/1.1"])
+@pytest.mark.parametrize("host_line", [None, "Host:", "Host:   "], ids=["none", "empty", "blank"])
+def test_a_request_without_a_usable_host_goes_out_naming_its_target(
+        proxy: ProxyFactory, wire_origin: Callable[..., WireOrigin],
+        version: str, host_line: str | None) -> None:
+    # A name-based origin: the site "localhost" allows everything, its default site (no Host,
+    # or any other) disallows everything.
+    def robots(host: bytes | None) -> bytes:
+        named = host is not None and host.split(b":")[0] == b"localhost"
+        return b"User-agent: *\nAllow: /\n" if named else b"User-agent: *\nDisallow: /\n"
+
+    site = wire_origin(robots)
+    p = proxy()
+    authority = f"localhost:{site.port}"
+    head = [f"GET http://{authority}/page {version}"] + ([host_line] if host_line else [])
+    wire = Wire(p.port)
+    wire.send(("\r\n".join([*head, "Connection: close", "", ""])).encode())
+    answer = wire.read_all(timeout=3)
+    wire.close()
+    assert status_of(answer) == 200, answer
+    [page] = [r for r in site.requests if r.path == "/page"]
+    assert page.header(b"host") == authority.encode()
+    assert all(r.header(b"host") for r in site.requests)
+
+
+def test_a_folded_header_reaches_the_origin_as_one_line(
+        proxy: ProxyFactory, wire_origin: Callable[..., WireOrigin]) -> None:
+    site = wire_origin()
+    p = proxy()
+    wire = Wire(p.port)
+    wire.send(f"GET http://{site.authority}/page HTTP/1.1\r\nHost: {site.authority}\r\n"
+              f"X-Note: first\r\n  second\r\n\tthird\r\nConnection: close\r\n\r\n".encode())
+    answer = wire.read_all(timeout=3)
+    wire.close()
+    assert status_of(answer) == 200, answer
+    assert b"X-Note: first second third\r\n" in site.raw
+    assert b"\r\n  second" not in site.raw and b"\r\n\tthird" not in site.raw
+
+
+# --- monitor mode paces what it forwards ---------------------------------------------------------
+
+
+def test_monitor_mode_paces_the_requests_it_would_have_blocked(
+        proxy: ProxyFactory, origin: Callable[..., Origin]) -> None:
+    site = origin(robots="User-agent: *\nDisallow: /private\nCrawl-delay: 1\n")
+    p = proxy(robots_mode="monitor", robots_pacing_margin_ms=20)
+    wire = Wire(p.port)
+    for i in range(3):
+        wire.send(request(f"{site.url(f'/private/{i}')}", f"127.0.0.1:{site.port}"))
+        assert wire.head().startswith(b"HTTP/1.1 200")
+        wire.sock.recv(65536)
+    wire.close()
+    arrivals = [s.arrived for s in site.seen if s.path.startswith("/private")]
+    assert len(arrivals) == 3
+    assert all(b - a >= 1.0 for a, b in itertools.pairwise(arrivals)), arrivals
+    assert [r["event"] for r in p.audit()].count("would-block") == 3
+
+
+def test_monitor_mode_paces_would_be_throttled_requests_too(
+        proxy: ProxyFactory, origin: Callable[..., Origin]) -> None:
+    # robots_max_wait=0: in enforce mode the second request would be 429; in monitor mode it is
+    # forwarded, after its turn.
+    site = origin(robots="User-agent: *\nCrawl-delay: 1\n")
+    p = proxy(robots_mode="monitor", robots_max_wait=0, robots_pacing_margin_ms=20)
+    started = time.monotonic()
+    wire = Wire(p.port)
+    for i in range(2):
+        wire.send(request(site.url(f"/page/{i}"), f"127.0.0.1:{site.port}"))
+        assert wire.head().startswith(b"HTTP/1.1 200")
+        wire.sock.recv(65536)
+    wire.close()
+    arrivals = [s.arrived for s in site.seen if s.path.startswith("/page")]
+    assert len(arrivals) == 2 and arrivals[1] - arrivals[0] >= 1.0, (arrivals, started)
+    assert [r["reason"] for r in p.audit() if r["event"] == "would-block"] == ["wait-too-long"]
