@@ -34,6 +34,7 @@ from mitmproxy.proxy.layers.http import HTTPMode, HttpStream
 
 from robotsgate.archive import RobotsArchive
 from robotsgate.audit import AuditLog, AuditRecord, Event, timestamp
+from robotsgate.departures import Departures
 from robotsgate.fetch import Fetcher
 from robotsgate.fleet import FALLBACKS, Fleet, SharedStateUnavailable, check_prefix, check_url
 from robotsgate.gate import Gate, GateConfig, Origin, Request, Verdict, same_authority
@@ -58,6 +59,7 @@ _ORIGINS_REMEMBERED = 4096
 _HOST = "robotsgate.host"  # flow.metadata: the origin's host, as the pacer knows it
 _USER_AGENT = "robotsgate.user_agent"  # flow.metadata: the request's User-Agent
 _DECIDED = "robotsgate.decided"  # flow.metadata: the request was decided (at its headers)
+_PACED = "robotsgate.paced"  # flow.metadata: the interval it keeps, until it takes its turn
 # Options whose change rebuilds the gate (and so forgets cached robots.txt files).
 _GATE_OPTIONS = frozenset({
     "robots_agent", "robots_semantics", "robots_path_case", "robots_cache_ttl",
@@ -97,6 +99,8 @@ class RobotsGate:
         self._sighup = False
         self.pages: Pages | None = None  # page-level signals and the nofollow memory
         self._origins: dict[tuple[str, str, int], Origin] = {}
+        self.departures: Departures | None = None  # when paced requests really left
+        self._stream_bodies = False
         # Options read on every request, kept by configure().
         self._monitor = False
         self._agent_option: str | None = None
@@ -176,6 +180,9 @@ class RobotsGate:
         opts = ctx.options
         # Read on every request: reading an option through ctx.options deep-copies its value.
         self._monitor = opts.robots_mode == "monitor"
+        # mitmproxy's own option (absent when the addon runs alone, as in its tests).
+        self._stream_bodies = "stream_large_bodies" in opts.keys() and \
+            bool(opts.stream_large_bodies)  # noqa: SIM118 (OptManager is not iterable)
         self._agent_option = opts.robots_agent or None
         self._require_agent = opts.robots_require_agent
         _choice("robots_mode", opts.robots_mode, MODES)
@@ -247,6 +254,8 @@ class RobotsGate:
                                 proxy=_upstream_proxy(opts.mode), transport=self._transport)
         pacer = Pacer(self._monotonic, max_wait=opts.robots_max_wait,
                       max_hosts=opts.robots_cache_size)
+        self.departures = Departures(self._monotonic, self._sleep,
+                                     max_hosts=min(opts.robots_cache_size, 100_000))
         store = MemoryStore(opts.robots_cache_size)
         old_fleet, fleet = self._fleet, None
         if opts.robots_redis:
@@ -328,11 +337,15 @@ class RobotsGate:
         if flow.response is not None:
             # The proxy answers: the body is read and dropped, never streamed to the origin.
             flow.request.stream = False
+        elif _PACED in flow.metadata and self._streams_now(flow):
+            await self._take_turn(flow)
 
     async def request(self, flow: http.HTTPFlow) -> None:
         # Every flow passes requestheaders first; this only catches one that did not (a flow
         # replayed by another addon, say), so that nothing leaves undecided.
         await self._decide_once(flow)
+        if flow.response is None and _PACED in flow.metadata:
+            await self._take_turn(flow)
 
     async def _decide_once(self, flow: http.HTTPFlow) -> None:
         if flow.metadata.get(_DECIDED) or flow.response is not None or flow.error is not None \
@@ -497,8 +510,9 @@ class RobotsGate:
         if self._monitor:
             self._record(flow, "would-block", verdict.reason, status, verdict)
             # Forwarded all the same, so it takes its turn in the host's schedule like any other.
-            wait = await self.gate.pace_regardless(origin, verdict)
-            await self._forward(flow, replace(verdict, action="forward", wait=wait), record=False)
+            wait, interval = await self.gate.pace_regardless(origin, verdict)
+            await self._forward(flow, replace(verdict, action="forward", wait=wait,
+                                              interval=interval), record=False)
             return
         self._record(flow, "block", verdict.reason, status, verdict)
         if verdict.action == "block":
@@ -527,6 +541,46 @@ class RobotsGate:
         if verdict.wait > 0:
             await self._sleep(verdict.wait)
         flow.metadata[_DELAY_MS] = round(verdict.wait * 1000)
+        if verdict.interval > 0:
+            flow.metadata[_PACED] = verdict.interval  # its turn is taken when it is released
+
+    async def _take_turn(self, flow: http.HTTPFlow) -> None:
+        """A paced request leaves one interval after the previous one really left (see
+        robotsgate.departures); called from the last hook before mitmproxy sends it."""
+        interval = flow.metadata.pop(_PACED, None)
+        if interval is None or self.departures is None:
+            return
+        async with self.departures.turn(flow.metadata[_HOST], interval, flow.id,
+                                        tls=flow.request.scheme == "https"):
+            pass
+
+    def _streams_now(self, flow: http.HTTPFlow) -> bool:
+        """Whether mitmproxy may send this request before its request hook: a body that is
+        streamed (stream_large_bodies) goes as soon as the headers are decided."""
+        if flow.request.stream:
+            return True
+        if not self._stream_bodies:
+            return False
+        headers = flow.request.headers
+        return "transfer-encoding" in headers or headers.get("content-length", "0") != "0"
+
+    def responseheaders(self, flow: http.HTTPFlow) -> None:
+        if self.departures is not None and _HOST in flow.metadata:
+            self.departures.settled(flow.metadata[_HOST], flow.id)
+
+    def error(self, flow: http.HTTPFlow) -> None:
+        self.responseheaders(flow)
+
+    def server_connected(self, data: Any) -> None:
+        self._connected(data.server.address, tls=False)
+
+    def tls_established_server(self, data: Any) -> None:
+        self._connected(data.context.server.address, tls=True)
+
+    def _connected(self, address: tuple[str, int] | None, *, tls: bool) -> None:
+        if self.departures is not None and address is not None:
+            self.departures.connected(self._origin("http", address[0], address[1]).host,
+                                      tls=tls)
 
     async def response(self, flow: http.HTTPFlow) -> None:
         """Pushback: a 429 or 503 from the origin pauses its host for every bot."""

@@ -110,6 +110,7 @@ class Verdict:
     decision: Decision | None = None
     retry_after: int | None = None  # seconds, for the answers that carry Retry-After
     wait: float = 0.0  # seconds to hold the request before forwarding it
+    interval: float = 0.0  # the host's spacing this request keeps (seconds between starts)
     asked_delay: float | None = None  # the site's Crawl-delay, when it was clamped or refused
 
     @property
@@ -209,12 +210,13 @@ class Gate:
                            reason="pushback" if slot.paused else "wait-too-long",
                            retry_after=max(1, math.ceil(slot.retry_after)), asked_delay=asked)
         if slot.wait <= 0 and reason != "crawl-delay-clamped":
-            return verdict
+            return verdict if interval <= 0 else replace(verdict, interval=interval)
         return replace(verdict, reason="pushback" if slot.paused else reason, wait=slot.wait,
-                       asked_delay=asked)
+                       asked_delay=asked, interval=interval)
 
-    async def pace_regardless(self, origin: Origin, verdict: Verdict) -> float:
-        """Seconds to hold a request that goes out whatever its verdict (monitor mode).
+    async def pace_regardless(self, origin: Origin, verdict: Verdict) -> tuple[float, float]:
+        """(seconds to hold, interval kept) for a request that goes out whatever its verdict
+        (monitor mode).
 
         It takes its turn in the host's schedule like an allowed request, at the agent's
         interval when robots.txt is known (a long Crawl-delay clamped), else at the least
@@ -228,7 +230,7 @@ class Gate:
             if interval > 0:
                 interval += self.config.pacing_margin
         slot = await self.pacer.reserve(origin.host, interval, max_wait=math.inf)
-        return slot.wait if isinstance(slot, Slot) else 0.0
+        return (slot.wait if isinstance(slot, Slot) else 0.0), interval
 
     def _interval(self, robots: RobotsTxt, agent: str, *, clamp: bool = False
                   ) -> tuple[float, str, float | None]:

@@ -195,17 +195,21 @@ def test_upstream_mode_is_used_for_the_robots_txt_fetch_too():
 # -- politeness through the addon ------------------------------------------------------------
 
 class FakeTime:
-    """A clock that only moves when the addon sleeps."""
+    """A clock that only moves when the addon sleeps (or not at all, with advance False: every
+    request then arrives at the same moment)."""
 
     def __init__(self) -> None:
         self.now = 1_700_000_000.0
         self.sleeps: list[float] = []
+        self.advance = True
 
     def __call__(self) -> float:
         return self.now
 
     async def sleep(self, seconds: float) -> None:
         self.sleeps.append(seconds)
+        if self.advance:
+            self.now += seconds
 
 
 @pytest.fixture
@@ -234,6 +238,7 @@ async def forward(addon: RobotsGate, url: str, status: int = 200,
         f.response.headers.clear()
         for name, value in headers.items():
             f.response.headers[name.replace("_", "-")] = value
+        addon.responseheaders(f)
         await addon.response(f)
     return f
 
@@ -268,7 +273,8 @@ async def test_an_origin_cannot_speak_in_robotsgates_name(paced):
 
 
 async def test_a_wait_beyond_max_wait_is_answered_429(paced, audit_path):
-    addon, tctx, _ = paced
+    addon, tctx, fake = paced
+    fake.advance = False  # three requests at once
     tctx.configure(addon, robots_max_wait=3)
     for _ in range(2):
         await forward(addon, "http://slow.example/a")

@@ -1,0 +1,89 @@
+"""When paced requests really leave: spacing as the origin sees it.
+
+The pacer hands out start times, and a request is released at its start time. But a released
+request leaves the proxy later: mitmproxy still has to open a connection (and shake hands for
+TLS), and under load the event loop gets to that late. Had the first request of a burst left
+27 ms after its release and the next one on time, the origin would have seen them 27 ms closer
+than it asked.
+
+So each paced host takes turns here, in order: a request waits until the one before it has
+really left and a whole interval has passed since then, and only then is released. "Really
+left" is the moment mitmproxy had a connection ready to write it on: the end of the hook that
+released it when the connection was already open, or the connection's `server_connected`
+(`tls_established_server` for https) when one had to be opened. Which of the two it was is only
+known later, so a request waiting for its turn waits until the one before it is confirmed: by
+its connection, by its response, or by its error. A request whose confirmation never comes is
+taken as having left when the wait for it gave up (`confirm_timeout`).
+
+This is process-local: a fleet's shared schedule still spaces the proxies among themselves.
+"""
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+
+from cachetools import LRUCache
+
+
+@dataclass(slots=True)
+class _Host:
+    turns: asyncio.Lock = field(default_factory=asyncio.Lock)  # first come, first served
+    left: float = float("-inf")  # when the last confirmed request left
+    pending: "asyncio.Future[None] | None" = None  # released, not yet confirmed
+    released_at: float = 0.0
+    flow: str | None = None  # the released request's flow id
+    tls: bool = False  # confirmed by tls_established_server, not server_connected
+
+
+class Departures:
+    def __init__(self, monotonic: Callable[[], float],
+                 sleep: Callable[[float], Awaitable[None]], *, max_hosts: int,
+                 confirm_timeout: float = 10.0) -> None:
+        self._monotonic = monotonic
+        self._sleep = sleep
+        self._confirm_timeout = confirm_timeout
+        self._hosts: LRUCache[str, _Host] = LRUCache(maxsize=max_hosts)
+
+    @contextlib.asynccontextmanager
+    async def turn(self, host: str, interval: float, flow: str, *, tls: bool
+                   ) -> AsyncIterator[None]:
+        """Hold the caller until the previous request to `host` has left and `interval` has
+        passed since; on leaving the block, the caller's request counts as released."""
+        state = self._hosts.get(host)
+        if state is None:
+            state = self._hosts[host] = _Host()
+        async with state.turns:
+            if state.pending is not None:
+                try:
+                    await asyncio.wait_for(asyncio.shield(state.pending), self._confirm_timeout)
+                except TimeoutError:
+                    self._confirm(state, self._monotonic())
+            wait = state.left + interval - self._monotonic()
+            if wait > 0:
+                await self._sleep(wait)
+            yield
+            state.pending = asyncio.get_running_loop().create_future()
+            state.released_at = self._monotonic()
+            state.flow, state.tls = flow, tls
+
+    def connected(self, host: str, *, tls: bool) -> None:
+        """A connection to `host` is ready to carry the released request (TCP for http, the
+        TLS handshake done for https): it leaves now."""
+        state = self._hosts.get(host)
+        if state is not None and state.pending is not None and state.tls == tls:
+            self._confirm(state, self._monotonic())
+
+    def settled(self, host: str, flow: str) -> None:
+        """The released request was answered or failed. With no connection opened for it, it
+        left on an open one when it was released."""
+        state = self._hosts.get(host)
+        if state is not None and state.pending is not None and state.flow == flow:
+            self._confirm(state, state.released_at)
+
+    @staticmethod
+    def _confirm(state: _Host, left: float) -> None:
+        state.left = max(state.left, left)
+        pending, state.pending, state.flow = state.pending, None, None
+        if pending is not None and not pending.done():
+            pending.set_result(None)
