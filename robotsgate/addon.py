@@ -399,10 +399,23 @@ class RobotsGate:
         return True
 
     def _refuse_framing(self, flow: http.HTTPFlow, seen: "_RequestHeaders") -> bool:
-        """Upgrades other than WebSocket are refused: after a 101 the connection would be a pipe
+        """Bodies whose end servers may find in different places are refused. Upgrades other
+        than WebSocket are refused: after a 101 the connection would be a pipe
         that robotsgate cannot see into. An h2c upgrade is dropped instead, as mitmproxy means
         to (it only recognises the exact lower-case token): the request is served over HTTP/1.1,
         decided like any other."""
+        if seen.lengths or seen.encodings:
+            smuggled = seen.lengths > 1 or (seen.lengths and seen.encodings) or (
+                seen.encodings and [e.strip().lower() for e in seen.encodings] != [b"chunked"])
+            if smuggled:
+                # Servers disagree on where such a body ends, and the rest would be read as
+                # another request nobody decided (mitmproxy refuses these too, unless
+                # validate_inbound_headers is off).
+                return self._refuse_protocol(
+                    flow, "framing", 400, "robotsgate does not forward a request whose body "
+                    "length servers may read differently (Content-Length with "
+                    "Transfer-Encoding, several Content-Length, or a coding other than "
+                    "chunked).\n")
         if seen.upgrade is None:
             return False
         tokens = {token.strip().lower() for token in seen.upgrade.split(",")} - {""}
@@ -821,13 +834,19 @@ class _RequestHeaders:
     referer: str | None
     upgrade: str | None
     folded: bool  # a value continued on the next line (obs-fold), or holding a bare CR or LF
+    lengths: int  # Content-Length fields
+    encodings: list[bytes]  # Transfer-Encoding values
 
     @classmethod
     def of(cls, fields: Sequence[tuple[bytes, bytes]]) -> "_RequestHeaders":
-        seen = cls(None, None, None, None, False)
+        seen = cls(None, None, None, None, False, 0, [])
         for name, value in fields:
             lowered = name.lower()
-            if lowered == b"host":
+            if lowered == b"content-length":
+                seen.lengths += 1
+            elif lowered == b"transfer-encoding":
+                seen.encodings.append(value)
+            elif lowered == b"host":
                 seen.host = _fold(seen.host, value)
             elif lowered == b"user-agent":
                 seen.user_agent = _fold(seen.user_agent, value)

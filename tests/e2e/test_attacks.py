@@ -13,8 +13,10 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+import wsproto
+import wsproto.events
 
-from .servers import Origin, Proxy
+from .servers import Origin, Proxy, Reply, Seen
 from .wire import Wire, WireOrigin, h2_request_bytes, status_of, statuses
 
 ProxyFactory = Callable[..., Proxy]
@@ -155,6 +157,35 @@ def test_an_origin_switching_protocols_unasked_gets_no_pipe(
     assert record["url"] == f"http://{site.authority}/switch"
 
 
+def test_a_websocket_to_an_allowed_path_works_and_one_to_a_disallowed_path_is_refused(
+        proxy: ProxyFactory, wire_origin: Callable[..., WireOrigin]) -> None:
+    site = wire_origin(websocket=True)
+    p = proxy()
+
+    def handshake(path: str) -> tuple[Wire, wsproto.WSConnection, bytes]:
+        ws = wsproto.WSConnection(wsproto.ConnectionType.CLIENT)
+        wire = Wire(p.port)
+        wire.send(ws.send(wsproto.events.Request(host=site.authority, target=site.url(path))))
+        head = wire.head()
+        ws.receive_data(head)
+        return wire, ws, head
+
+    wire, ws, head = handshake("/chat")
+    assert head.startswith(b"HTTP/1.1 101"), head
+    assert any(isinstance(e, wsproto.events.AcceptConnection) for e in ws.events())
+    wire.send(ws.send(wsproto.events.Message(data="hello")))
+    ws.receive_data(wire.sock.recv(65536))
+    assert [e.data for e in ws.events() if isinstance(e, wsproto.events.TextMessage)] == \
+        ["hello"]
+    wire.close()
+
+    wire, _, head = handshake("/private/chat")
+    wire.close()
+    assert head.startswith(b"HTTP/1.1 403"), head
+    assert site.pages() == ["/chat"]
+    assert [r["url"] for r in blocks(p, "disallowed")] == [site.url("/private/chat")]
+
+
 # --- bodies streamed before the request hook -----------------------------------------------------
 
 
@@ -245,6 +276,29 @@ def test_a_folded_header_reaches_the_origin_as_one_line(
     assert b"\r\n  second" not in site.raw and b"\r\n\tthird" not in site.raw
 
 
+@pytest.mark.parametrize("framing", [
+    ("Content-Length: 5", "Transfer-Encoding: chunked"),
+    ("Content-Length: 5", "Content-Length: 5"),
+    ("Transfer-Encoding: gzip, chunked",),
+])
+def test_a_body_servers_may_frame_differently_is_refused(
+        proxy: ProxyFactory, wire_origin: Callable[..., WireOrigin],
+        framing: tuple[str, ...]) -> None:
+    # mitmproxy refuses these itself unless validate_inbound_headers is off; robotsgate does
+    # whatever the options say.
+    site = wire_origin()
+    p = proxy(validate_inbound_headers="false")
+    wire = Wire(p.port)
+    wire.send(request(site.url("/page"), site.authority, *framing, "Connection: close",
+                      method="POST") + b"0\r\n\r\n")
+    answer = wire.read_all(timeout=3)
+    wire.close()
+    assert status_of(answer) == 400, answer
+    assert site.pages() == []
+    [record] = blocks(p, "framing")
+    assert record["url"] == site.url("/page")
+
+
 # --- monitor mode paces what it forwards ---------------------------------------------------------
 
 
@@ -280,3 +334,85 @@ def test_monitor_mode_paces_would_be_throttled_requests_too(
     arrivals = [s.arrived for s in site.seen if s.path.startswith("/page")]
     assert len(arrivals) == 2 and arrivals[1] - arrivals[0] >= 1.0, (arrivals, started)
     assert [r["reason"] for r in p.audit() if r["event"] == "would-block"] == ["wait-too-long"]
+
+
+# --- connections that carry no HTTP ------------------------------------------------------------
+
+
+def test_a_tunnel_to_a_dns_port_is_refused_and_audited(
+        proxy: ProxyFactory, wire_origin: Callable[..., WireOrigin]) -> None:
+    # mitmproxy speaks DNS to port 53 inside a tunnel: queries robotsgate cannot decide.
+    resolver = wire_origin(host="127.0.0.9", port=53)
+    p = proxy()
+    wire = Wire(p.port).connect("127.0.0.9:53")
+    query = bytes.fromhex("001d" "abcd01000001000000000000" "076578616d706c6503636f6d0000010001")
+    wire.send(query)
+    answer = wire.read_all(timeout=3)
+    wire.close()
+    assert answer == b"" and resolver.raw == b""
+    [record] = blocks(p, "protocol")
+    assert record["method"] == "DNS" and record["url"] == "dns://127.0.0.9:53"
+
+
+# --- whom robots.txt is fetched as --------------------------------------------------------------
+
+
+def cloaking_origin(origin: Callable[..., Origin]) -> Origin:
+    """Serves RedBot a robots.txt that shuts it out, and everybody else one that lets them in."""
+    site = origin()
+
+    def robots(seen: Seen) -> Reply:
+        if "redbot" in seen.user_agent.lower():
+            return Reply(200, "User-agent: *\nDisallow: /\n")
+        return Reply(200, "User-agent: *\nAllow: /\n")
+
+    site.set_robots(handler=robots)
+    return site
+
+
+def test_robots_txt_is_fetched_as_the_configured_agent(
+        proxy: ProxyFactory, origin: Callable[..., Origin]) -> None:
+    site = cloaking_origin(origin)
+    p = proxy(robots_agent="RedBot")
+    wire = Wire(p.port)
+    wire.send(request(site.url("/page"), f"127.0.0.1:{site.port}", "User-Agent: Mozilla/5.0",
+                      "Connection: close"))
+    answer = wire.read_all(timeout=3)
+    wire.close()
+    assert status_of(answer) == 403, answer
+    assert [s.user_agent for s in site.robots_fetches()] == ["RedBot"]
+    assert not site.saw("/page")
+
+
+def test_a_copy_fetched_for_one_bot_never_decides_for_another(
+        proxy: ProxyFactory, origin: Callable[..., Origin]) -> None:
+    site = cloaking_origin(origin)
+    p = proxy()
+    answers = {}
+    for agent in ("BlueBot/1.0", "RedBot/2.0", "BlueBot/1.1"):
+        wire = Wire(p.port)
+        wire.send(request(site.url(f"/page/{agent}"), f"127.0.0.1:{site.port}",
+                          f"User-Agent: {agent}", "Connection: close"))
+        answers[agent] = status_of(wire.read_all(timeout=3))
+        wire.close()
+    assert answers == {"BlueBot/1.0": 200, "RedBot/2.0": 403, "BlueBot/1.1": 200}
+    # One fetch for each bot, as that bot; BlueBot's two versions share one copy.
+    assert [s.user_agent for s in site.robots_fetches()] == ["BlueBot/1.0", "RedBot/2.0"]
+
+
+# --- the audit keeps every record ----------------------------------------------------------------
+
+
+def test_a_user_agent_that_is_not_utf8_is_decided_and_audited(
+        proxy: ProxyFactory, wire_origin: Callable[..., WireOrigin]) -> None:
+    site = wire_origin()
+    p = proxy()
+    wire = Wire(p.port)
+    wire.send(request(site.url("/private"), site.authority, "Connection: close")
+              .replace(b"Connection", b"User-Agent: Bot\xff\xfe/1.0\r\nConnection"))
+    answer = wire.read_all(timeout=3)
+    wire.close()
+    assert status_of(answer) == 403, answer
+    assert site.pages() == []
+    [record] = blocks(p, "disallowed")
+    assert record["user_agent"] == "Bot\udcff\udcfe/1.0"

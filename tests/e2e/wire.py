@@ -16,6 +16,8 @@ from dataclasses import dataclass
 import h2.config
 import h2.connection
 import h2.events
+import wsproto
+import wsproto.events
 
 from .servers import CLIENT_TIMEOUT, page_body
 
@@ -39,15 +41,17 @@ class WireOrigin:
     """An HTTP/1.1 origin on 127.0.0.1 that keeps every byte it receives.
 
     ``h2c=True``: it accepts an ``Upgrade: h2c`` (any case) with 101 and serves HTTP/2 streams on
-    the connection from then on. ``switch``: paths it answers with 101 although nobody asked,
+    the connection from then on. ``websocket=True``: it accepts WebSocket handshakes and echoes
+    text messages. ``switch``: paths it answers with 101 although nobody asked,
     after which it records whatever arrives. ``robots(host_header)`` gives robots.txt's body.
     """
 
     def __init__(self, robots: Callable[[bytes | None], bytes] | bytes = b"",
-                 *, h2c: bool = False, switch: Sequence[str] = (), host: str = "127.0.0.1",
-                 port: int = 0) -> None:
+                 *, h2c: bool = False, switch: Sequence[str] = (), websocket: bool = False,
+                 host: str = "127.0.0.1", port: int = 0) -> None:
         self._robots = robots
         self.h2c = h2c
+        self.websocket = websocket
         self.switch = set(switch)
         self._lock = threading.Lock()
         self.requests: list[WireRequest] = []
@@ -145,6 +149,9 @@ class WireOrigin:
                                  b"Upgrade: h2c\r\n\r\n")
                     self._serve_h2(conn, request, buf)
                     return
+                if upgrade == b"websocket" and self.websocket:
+                    self._serve_websocket(conn, head + b"\r\n\r\n", buf)
+                    return
                 if request.path in self.switch:
                     conn.sendall(b"HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\n"
                                  b"Upgrade: x-pipe\r\n\r\n")
@@ -152,6 +159,27 @@ class WireOrigin:
                         pass  # whatever comes now is kept in raw
                     return
                 conn.sendall(self._answer(request))
+
+    def _serve_websocket(self, conn: socket.socket, head: bytes, buf: bytes) -> None:
+        """Accept the handshake, then echo every text message back."""
+        ws = wsproto.WSConnection(wsproto.ConnectionType.SERVER)
+        ws.receive_data(head)
+        for event in ws.events():
+            if isinstance(event, wsproto.events.Request):
+                conn.sendall(ws.send(wsproto.events.AcceptConnection()))
+        data = buf
+        while True:
+            if data:
+                ws.receive_data(data)
+                for event in ws.events():
+                    if isinstance(event, wsproto.events.TextMessage):
+                        conn.sendall(ws.send(wsproto.events.Message(data=event.data)))
+                    elif isinstance(event, wsproto.events.CloseConnection):
+                        conn.sendall(ws.send(event.response()))
+                        return
+            data = self._recv(conn)
+            if not data:
+                return
 
     def _body(self, request: WireRequest) -> bytes:
         if request.path == "/robots.txt":
