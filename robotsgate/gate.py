@@ -5,7 +5,6 @@ everything below it can be driven without a proxy, with an injected clock, fetch
 """
 
 import asyncio
-import contextlib
 import hashlib
 import math
 import re
@@ -20,6 +19,7 @@ from robotsgate.fetch import FetchResult
 from robotsgate.metrics import Metrics
 from robotsgate.pacing import Pacer, Pacing, Refusal, Slot, seconds_until_open
 from robotsgate.protocol import Decision, RobotsTxt
+from robotsgate.protocol.hosts import canonical_host
 from robotsgate.protocol.urls import server_equivalent
 from robotsgate.store import RobotsEntry, Store
 
@@ -48,13 +48,10 @@ class Origin:
     def of(cls, scheme: str, host: str, port: int | None) -> "Origin":
         scheme = scheme.lower()
         # example.com. and EXAMPLE.com are example.com; the default port is no port; an
-        # internationalised name has one form, its punycode (bücher.example is xn--bcher-kva...).
-        host = host.rstrip(".").lower()
-        if not host.isascii():
-            # An invalid name stays as it is: it will not resolve either.
-            with contextlib.suppress(UnicodeError):
-                host = host.encode("idna").decode("ascii")
-        return cls(scheme, host, port or _DEFAULT_PORTS.get(scheme, 80))
+        # internationalised name has one form, its punycode (bücher.example is xn--bcher-kva...);
+        # an IP address has one form whichever way it was written (127.1, 0x7f000001 and
+        # [::ffff:127.0.0.1] are 127.0.0.1): one robots.txt and one schedule per host.
+        return cls(scheme, canonical_host(host), port or _DEFAULT_PORTS.get(scheme, 80))
 
     def _netloc(self) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host

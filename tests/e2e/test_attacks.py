@@ -416,3 +416,30 @@ def test_a_user_agent_that_is_not_utf8_is_decided_and_audited(
     assert site.pages() == []
     [record] = blocks(p, "disallowed")
     assert record["user_agent"] == "Bot\udcff\udcfe/1.0"
+
+
+# --- one host, one schedule ----------------------------------------------------------------------
+
+
+def test_every_spelling_of_an_address_shares_one_schedule(
+        proxy: ProxyFactory, origin: Callable[..., Origin]) -> None:
+    site = origin(robots="User-agent: *\nCrawl-delay: 1\n")
+    p = proxy(robots_pacing_margin_ms=20)
+    spellings = ["127.0.0.1", "127.1", "2130706433", "0x7f000001", "127.0.1", "0177.0.0.1",
+                 "[::ffff:127.0.0.1]"]
+    wires = []
+    for index, host in enumerate(spellings):  # all at once: the schedule must space them
+        authority = f"{host}:{site.port}"
+        wire = Wire(p.port)
+        wire.send(request(f"http://{authority}/page/{index}", authority, "Connection: close"))
+        wires.append(wire)
+    answers = [status_of(wire.read_all(timeout=15)) for wire in wires]
+    for wire in wires:
+        wire.close()
+    assert answers == [200] * len(spellings)
+    arrivals = sorted(s.arrived for s in site.seen if s.path.startswith("/page/"))
+    assert len(arrivals) == len(spellings)
+    gaps = [b - a for a, b in itertools.pairwise(arrivals)]
+    assert min(gaps) >= 1.0, gaps
+    assert len(site.robots_fetches()) == 1  # one origin, one copy
+    assert {r["robots_url"] for r in p.audit()} == {site.robots_url}
