@@ -101,6 +101,7 @@ class RobotsGate:
         self._origins: dict[tuple[str, str, int], Origin] = {}
         self.departures: Departures | None = None  # when paced requests really left
         self._stream_bodies = False
+        self._lenient = False  # mitmproxy's validate_inbound_headers is off
         # Options read on every request, kept by configure().
         self._monitor = False
         self._agent_option: str | None = None
@@ -180,9 +181,10 @@ class RobotsGate:
         opts = ctx.options
         # Read on every request: reading an option through ctx.options deep-copies its value.
         self._monitor = opts.robots_mode == "monitor"
-        # mitmproxy's own option (absent when the addon runs alone, as in its tests).
-        self._stream_bodies = "stream_large_bodies" in opts.keys() and \
-            bool(opts.stream_large_bodies)  # noqa: SIM118 (OptManager is not iterable)
+        # mitmproxy's own options (absent when the addon runs alone, as in its tests).
+        mitm = set(opts.keys())
+        self._stream_bodies = "stream_large_bodies" in mitm and bool(opts.stream_large_bodies)
+        self._lenient = "validate_inbound_headers" in mitm and not opts.validate_inbound_headers
         self._agent_option = opts.robots_agent or None
         self._require_agent = opts.robots_require_agent
         _choice("robots_mode", opts.robots_mode, MODES)
@@ -404,6 +406,19 @@ class RobotsGate:
         that robotsgate cannot see into. An h2c upgrade is dropped instead, as mitmproxy means
         to (it only recognises the exact lower-case token): the request is served over HTTP/1.1,
         decided like any other."""
+        req = flow.request
+        if req.path[:1] != "/" and not (req.path == "*" and req.method == "OPTIONS"):
+            # HTTP/2 lets a client send any :path; servers read "private/x" as /private/x, and
+            # robots.txt rules are about paths that start with '/'.
+            return self._refuse_protocol(flow, "target", 400, "robotsgate only forwards request "
+                                         "targets that are paths starting with '/'.\n")
+        if self._lenient and not _well_formed(req):
+            # validate_inbound_headers off: mitmproxy no longer refuses these, and a control
+            # character in a method, path or header name becomes a second request on the way
+            # to an HTTP/1 origin.
+            return self._refuse_protocol(flow, "framing", 400, "robotsgate does not forward a "
+                                         "request with control characters or separators where "
+                                         "HTTP allows none (method, path, header names).\n")
         if seen.lengths or seen.encodings:
             smuggled = seen.lengths > 1 or (seen.lengths and seen.encodings) or (
                 seen.encodings and [e.strip().lower() for e in seen.encodings] != [b"chunked"])
@@ -438,10 +453,13 @@ class RobotsGate:
         return True
 
     def _refuse_misdirected(self, flow: http.HTTPFlow, host: str | None) -> bool:
-        """A Host header naming another host than the request goes to: 400."""
+        """A Host header, or a request target's authority (absolute form, :authority), naming
+        another host than the request goes to: 400. Servers serve by one or the other (RFC 9112
+        §3.2.2 prefers the target's); both must name what was decided."""
         req = flow.request
-        claimed = host or req.authority
-        if not claimed or same_authority(claimed, req.scheme, req.host, req.port):
+        claimed = next((name for name in (host, req.authority) if name and not
+                        same_authority(name, req.scheme, req.host, req.port)), None)
+        if claimed is None:
             return False
         self._record(flow, "block", "host-mismatch", 400, None)
         self._answer(flow, 400, "host-mismatch",
@@ -508,7 +526,7 @@ class RobotsGate:
                 self._refuse_unidentified(flow, identity, user_agent) or \
                 self._refuse_nofollow(flow, identity, user_agent, referer):
             return
-        if not (host and host.strip()) and req.http_version in ("HTTP/1.0", "HTTP/1.1"):
+        if not (host and host.strip()) and not (req.is_http2 or req.is_http3):
             # No Host (or an empty one): the origin would serve its default site, not the one
             # decided. The request goes out naming its target.
             req.headers["Host"] = hostport(req.scheme, req.host, req.port)
@@ -628,7 +646,8 @@ class RobotsGate:
         if self._monitor:
             self._record(flow, "would-block", "upgrade", 101, None)
             return
-        self._record(flow, "block", "upgrade", 502, None)
+        # Not "block": the request itself was decided and did reach the origin.
+        self._record(flow, "cut", "upgrade", 502, None)
         flow.kill()
 
     def next_layer(self, nextlayer: layer.NextLayer) -> None:
@@ -649,15 +668,25 @@ class RobotsGate:
             # leaves a layer that is already set alone when its turn comes).
             ctx.master.addons.get("nextlayer").next_layer(nextlayer)
         chosen = nextlayer.layer
-        if chosen is None or not isinstance(chosen, _UNDECIDABLE):
+        if chosen is None:
             return
         context = nextlayer.context
+        nested = _undecidable_below(chosen)
+        if nested is not None:  # a stack chosen whole (reverse:tls://, reverse:tcp:// + TLS)
+            self._refuse_connection(nextlayer, nested)
+            return
+        if not isinstance(chosen, _UNDECIDABLE):
+            return
+        address = context.server.address
         tunnel = len(context.layers) > 1 and isinstance(
             context.layers[0], (modes.HttpProxy, modes.HttpUpstreamProxy))
-        if tunnel and _ignored(nextlayer):
-            return  # decided at the CONNECT (http_connect), on its host
-        if isinstance(chosen, TCPLayer) and context.server.address is not None and \
+        if tunnel and address is not None and _ignored(nextlayer) and \
+                _not_intercepted(address[0], address[1]):
+            return  # decided at the CONNECT, on its host, and recorded there (http_connect)
+        if isinstance(chosen, TCPLayer) and address is not None and \
                 context.client.transport_protocol == "tcp":
+            # Raw TCP, or a passthrough mitmproxy chose by something else than the CONNECT
+            # target (a Host header, a server name, the address it resolved): read as HTTP.
             nextlayer.layer = HttpLayer(context, HTTPMode.transparent)
             return
         self._refuse_connection(nextlayer, chosen)
@@ -792,7 +821,8 @@ class RobotsGate:
             agent=verdict.agent if verdict else (identity.token if identity else None) or "*",
             user_agent=req.headers.get("user-agent"),
             client=f"{peer[0]}:{peer[1]}" if peer else None, method=req.method,
-            url=req.pretty_url, robots_url=verdict.robots_url if verdict else None,
+            url=req.url,  # the target decided, not whatever a Host header claims
+            robots_url=verdict.robots_url if verdict else None,
             robots_status=entry.status if entry else None,
             robots_fetched_at=timestamp(entry.fetched_at) if entry else None,
             robots_sha256=entry.sha256 if entry else None,
@@ -999,6 +1029,20 @@ def _not_intercepted(host: str, port: int) -> bool:
     return any(re.search(rex, address, re.IGNORECASE) for rex in opts.ignore_hosts)
 
 
+_TOKEN_BYTES = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+_TARGET_BYTES = re.compile(rb"[^\x00-\x20\x7f]+")
+
+
+def _well_formed(req: http.Request) -> bool:
+    """Method and header names are tokens, the path and authority hold no control character or
+    space: what mitmproxy's validate_inbound_headers would have made sure of."""
+    data = req.data
+    return bool(_TOKEN_BYTES.fullmatch(data.method)
+                and _TARGET_BYTES.fullmatch(data.path)
+                and (not data.authority or _TARGET_BYTES.fullmatch(data.authority))
+                and all(_TOKEN_BYTES.fullmatch(name) for name, _ in req.headers.fields))
+
+
 # Layers that carry bytes robotsgate cannot decide request by request.
 _UNDECIDABLE = (TCPLayer, UDPLayer, DNSLayer, RawQuicLayer)
 
@@ -1009,6 +1053,16 @@ class _Refused(layer.Layer):
     def _handle_event(self, event: events.Event) -> layer.CommandGenerator[None]:
         if isinstance(event, events.Start):
             yield commands.CloseConnection(self.context.client)
+
+
+def _undecidable_below(chosen: layer.Layer) -> layer.Layer | None:
+    """An undecidable layer under the chosen one, when mitmproxy chose a whole stack at once."""
+    below = getattr(chosen, "child_layer", None)
+    while below is not None:
+        if isinstance(below, _UNDECIDABLE):
+            return below
+        below = getattr(below, "child_layer", None)
+    return None
 
 
 def _drain_answered_bodies() -> None:

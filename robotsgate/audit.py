@@ -17,7 +17,8 @@ from typing import Literal
 # block: the proxy answered itself (403, 429, 503); would-block: it would have, in monitor mode;
 # delay: forwarded after a politeness wait, or with a Crawl-delay cut down to the maximum.
 # tunnel: a CONNECT the proxy lets through without seeing inside (mitmproxy ignore_hosts).
-Event = Literal["block", "would-block", "delay", "tunnel"]
+# cut: a forwarded request whose answer the proxy stopped (a 101 to a protocol it cannot read).
+Event = Literal["block", "would-block", "delay", "tunnel", "cut"]
 
 
 @dataclass(frozen=True, slots=True)

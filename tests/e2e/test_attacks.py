@@ -7,11 +7,17 @@ and the audit log says exactly what happened.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+import socket
+import ssl
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import h2.config
+import h2.connection
+import h2.events
 import pytest
 import wsproto
 import wsproto.events
@@ -153,8 +159,10 @@ def test_an_origin_switching_protocols_unasked_gets_no_pipe(
     wire.close()
     assert b"101" not in answer.split(b"\r\n", 1)[0], answer
     assert b"/private" not in site.raw
-    [record] = blocks(p, "upgrade")
-    assert record["url"] == f"http://{site.authority}/switch"
+    # Not a block: /switch was allowed and reached the origin; its answer was cut.
+    assert blocks(p) == []
+    [record] = [r for r in p.audit() if r["event"] == "cut"]
+    assert record["url"] == f"http://{site.authority}/switch" and record["reason"] == "upgrade"
 
 
 def test_a_websocket_to_an_allowed_path_works_and_one_to_a_disallowed_path_is_refused(
@@ -237,7 +245,7 @@ def test_a_streamed_body_to_an_allowed_path_still_streams(
 # --- the target is what is decided ---------------------------------------------------------------
 
 
-@pytest.mark.parametrize("version", ["HTTP/1.0", "HTTP/1.1"])
+@pytest.mark.parametrize("version", ["HTTP/1.0", "HTTP/1.1", "HTTP/1.2"])
 @pytest.mark.parametrize("host_line", [None, "Host:", "Host:   "], ids=["none", "empty", "blank"])
 def test_a_request_without_a_usable_host_goes_out_naming_its_target(
         proxy: ProxyFactory, wire_origin: Callable[..., WireOrigin],
@@ -443,3 +451,106 @@ def test_every_spelling_of_an_address_shares_one_schedule(
     assert min(gaps) >= 1.0, gaps
     assert len(site.robots_fetches()) == 1  # one origin, one copy
     assert {r["robots_url"] for r in p.audit()} == {site.robots_url}
+
+
+# --- targets that name something else than what is decided ------------------------------------
+
+
+def vhost_robots(host: bytes | None) -> bytes:
+    """localhost disallows /private; the bare address (the default site) allows everything."""
+    named = host is not None and host.split(b":")[0] == b"localhost"
+    return b"User-agent: *\nDisallow: /private\n" if named else b"User-agent: *\nAllow: /\n"
+
+
+def test_an_absolute_target_for_another_host_inside_a_tunnel_is_refused(
+        proxy: ProxyFactory, wire_origin: Callable[..., WireOrigin]) -> None:
+    site = wire_origin(vhost_robots)
+    p = proxy()
+    wire = Wire(p.port).connect(site.authority)
+    wire.send(request(f"http://localhost:{site.port}/private", site.authority,
+                      "Connection: close"))
+    answer = wire.read_all(timeout=3)
+    wire.close()
+    assert status_of(answer) == 400, answer
+    assert site.pages() == []
+    assert [r["reason"] for r in blocks(p)] == ["host-mismatch"]
+
+
+def test_a_host_header_matching_ignore_hosts_opens_no_passthrough(
+        proxy: ProxyFactory, wire_origin: Callable[..., WireOrigin]) -> None:
+    # mitmproxy also passes a tunnel through unseen when the Host header inside it matches
+    # ignore_hosts; robotsgate only lets through what it decided at the CONNECT.
+    site = wire_origin(host="127.0.0.7", port=80)
+    p = proxy(ignore_hosts=[r"^ignored\.example"])
+    wire = Wire(p.port).connect("127.0.0.7:80")
+    wire.send(request("/private", "ignored.example", "Connection: close"))
+    answer = wire.read_all(timeout=3)
+    wire.close()
+    assert status_of(answer) == 400, answer
+    assert site.pages() == []
+    assert [r["reason"] for r in blocks(p)] == ["host-mismatch"]
+
+
+def test_an_http2_path_that_does_not_start_with_a_slash_is_refused(
+        proxy: ProxyFactory, wire_origin: Callable[..., WireOrigin]) -> None:
+    site = wire_origin()
+    p = proxy()
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE  # the proxy's own certificate; nothing to check here
+    context.set_alpn_protocols(["h2"])
+    raw = socket.create_connection(("127.0.0.1", p.port), timeout=10)
+    with context.wrap_socket(raw, server_hostname="127.0.0.1") as tls:
+        assert tls.selected_alpn_protocol() == "h2"
+        client = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
+        client.initiate_connection()
+        client.send_headers(1, [(":method", "GET"), (":scheme", "http"),
+                                (":authority", site.authority), (":path", "private/x")],
+                            end_stream=True)
+        tls.sendall(client.data_to_send())
+        status = None
+        deadline = time.monotonic() + 10
+        while status is None and time.monotonic() < deadline:
+            data = tls.recv(65536)
+            if not data:
+                break
+            for event in client.receive_data(data):
+                if isinstance(event, h2.events.ResponseReceived):
+                    status = dict(event.headers)[b":status"]
+            tls.sendall(client.data_to_send())
+    assert status == b"400"
+    assert site.pages() == []
+    [record] = blocks(p, "target")
+    assert record["status"] == 400
+
+
+def test_header_names_that_are_not_tokens_are_refused_when_mitmproxy_lets_them_in(
+        proxy: ProxyFactory, wire_origin: Callable[..., WireOrigin]) -> None:
+    site = wire_origin()
+    p = proxy(validate_inbound_headers="false")
+    smuggled = request("/private", site.authority)
+    body = b"0\r\n\r\n" + smuggled
+    wire = Wire(p.port)
+    wire.send(request(site.url("/page"), site.authority, "Transfer-Encoding : chunked",
+                      f"Content-Length: {len(body)}", "Connection: close", method="POST") + body)
+    answer = wire.read_all(timeout=3)
+    wire.close()
+    assert status_of(answer) == 400, answer
+    assert site.pages() == []
+    assert [r["reason"] for r in blocks(p)] == ["framing"]
+
+
+def test_a_reverse_tcp_proxy_with_a_tls_client_is_refused(
+        proxy: ProxyFactory, wire_origin: Callable[..., WireOrigin]) -> None:
+    site = wire_origin()
+    p = proxy(mode=f"reverse:tcp://{site.authority}")
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    raw = socket.create_connection(("127.0.0.1", p.port), timeout=10)
+    with contextlib.suppress(OSError), context.wrap_socket(raw) as tls:
+        tls.sendall(request("/private", site.authority, "Connection: close"))
+        tls.recv(65536)
+    assert site.raw == b""
+    [record] = blocks(p, "protocol")
+    assert record["method"] == "TCP"
