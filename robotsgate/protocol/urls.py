@@ -2,6 +2,19 @@
 
 Everything a matcher compares is an ASCII string: octets outside ASCII are percent-encoded as
 UTF-8, so that "longest match in octets" is simply the length of the string.
+
+Two forms of a path:
+- normalize(): RFC 3986 normal form (§6.2.2): unreserved escapes decoded, other escapes in
+  upper-case hex, characters that must be escaped escaped. Escaped reserved characters stay
+  escaped.
+- the match form (normal_path_of, rfc_pattern, literal_pattern): normal form, and then escapes of
+  reserved characters that delimit nothing where they stand are decoded as well, on both sides,
+  because a server reads both spellings as one: ':' '@' '[' ']' '!' "'" '(' ')' anywhere, and '/'
+  in the query. RFC 9309 §2.2.2's own table needs this: /foo/bar?baz=https://foo.bar and
+  /foo/bar?baz=https%3A%2F%2Ffoo.bar are one path to match. Kept escaped: '/' in the path
+  (/a%2Fb is not /a/b), '?' and '#' (they end the path and the query), '%', and the sub-delims
+  that servers and forms read as delimiters ('&' '=' '+' ';' ',') -- and '*' and '$', which are
+  pattern syntax and compared escaped on both sides.
 """
 
 import re
@@ -67,19 +80,131 @@ def _find_any(text: str, start: int) -> int:
     return match.start() if match else -1
 
 
-# A URL (or a path) whose path is already in normal form: nothing outside the reserved and
-# unreserved sets and no escapes. The common case, read with one regular expression; possessive
-# repeats, so that a URL that is not of this kind fails at once instead of backtracking.
+# A URL (or a path) whose path is already in match form: nothing outside the reserved and
+# unreserved sets, and no escapes but upper-case ones that stay as they are in both the path
+# and the query (UTF-8 ones, most often: not %2F, not those of unreserved or data characters).
+# The common case, read with one regular expression; possessive repeats, so that a URL that is
+# not of this kind fails at once instead of backtracking.
 _NORMAL_URL = re.compile(
-    r"(?:[A-Za-z][A-Za-z0-9+.\-]*+://[^/?;#]*+|(?!//))(/[A-Za-z0-9\-._~:/?\[\]@!&'()+,;=]*+)"
+    r"(?:[A-Za-z][A-Za-z0-9+.\-]*+://[^/?;#]*+|(?!//))"
+    r"(/[A-Za-z0-9\-._~:/?\[\]@!&'()+,;=]*+"
+    r"(?:%(?:[89A-F][0-9A-F]|[01][0-9A-F]|2[02-6A-C]|3[B-F]|5[CE]|60|7[BCDF])"
+    r"[A-Za-z0-9\-._~:/?\[\]@!&'()+,;=]*+)*+)"
     r"(?:#.*)?",
     re.DOTALL)
 
 
 def normal_path_of(url: str) -> str:
-    """normalize(path_of(url)), in one step when the path needs no change."""
+    """The match form of path_of(url), in one step when the path needs no change."""
     plain = _NORMAL_URL.fullmatch(url)
-    return plain[1] if plain is not None else normalize(path_of(url))
+    if plain is not None:
+        return plain[1]
+    path = path_of(url)
+    change = _CHANGE_PATH.search(path)
+    if change is None:  # in normal form, and no data character escaped but perhaps '/'
+        return path if path.find("%2F") < 0 else _normal_to_match(path)
+    if _CHANGE.search(path, change.start()) is None:  # normal form, data characters escaped
+        return _normal_to_match(path)
+    query = path.find("?")
+    if query < 0:
+        return _SPECIAL_TEXT.sub(_path_text, path)
+    return _SPECIAL_TEXT.sub(_path_text, path[:query]) + "?" + _query_form(path[query + 1:])
+
+
+def match_form(text: str) -> str:
+    """What the matcher compares (see the module's docstring): up to the first '?' a path, after
+    it a query, each in normal form with the escapes of data characters decoded."""
+    query = text.find("?")
+    if query < 0:
+        return _path_form(text)
+    return _path_form(text[:query]) + "?" + _query_form(text[query + 1:])
+
+
+# Escapes of reserved characters that delimit nothing where they stand, so that a server reads
+# the escape and the character alike. Anywhere in a path or a query: ':' and '@' (pchar with no
+# role after the authority), '[' and ']' (they only delimit an IP literal in the authority),
+# '!' "'" '(' ')' (sub-delims no common server or form reads as delimiters). In the query also
+# '/' (RFC 3986 §3.4: query = *( pchar / "/" / "?" ); the table of RFC 9309 §2.2.2). Not '?':
+# an escaped '?' in the path must stay distinct from the '?' that starts the query, and a
+# pattern cannot always say which of the two it is in.
+_DATA = frozenset(b":@[]!'()")
+_QUERY_DATA = _DATA | frozenset(b"/")
+# As _CHANGE, for each region: the escapes kept as they are exclude the data characters'.
+_CHANGE_PATH = re.compile(
+    r"[^A-Za-z0-9\-._~:/?#\[\]@!&'()+,;=](?:(?<!%)"
+    r"|(?![89A-F][0-9A-F]|[01][0-9A-F]|2[02-6A-CF]|3[B-F]|5[CE]|60|7[BCDF]))")
+_CHANGE_QUERY = re.compile(
+    r"[^A-Za-z0-9\-._~:/?#\[\]@!&'()+,;=](?:(?<!%)"
+    r"|(?![89A-F][0-9A-F]|[01][0-9A-F]|2[02-6A-C]|3[B-F]|5[CE]|60|7[BCDF]))")
+
+
+def _region_forms(data: frozenset[int]) -> dict[str, str]:
+    forms = dict(_TEXT_FORMS)
+    for byte in data:
+        high, low = _HEX[byte >> 4], _HEX[byte & 15]
+        for form in {high + low, high.lower() + low, high + low.lower(), (high + low).lower()}:
+            forms["%" + form] = chr(byte)
+    return forms
+
+
+# The same, as (escape, character) pairs, for text already in normal form.
+_PATH_DATA_ESCAPES = tuple((f"%{byte:02X}", chr(byte)) for byte in sorted(_DATA))
+_QUERY_DATA_ESCAPES = tuple((f"%{byte:02X}", chr(byte)) for byte in sorted(_QUERY_DATA))
+
+
+def _normal_to_match(normal: str) -> str:
+    """match_form() of a path already in normal form: decode the data characters' escapes."""
+    query = normal.find("?")
+    if query < 0 or normal.find("%2F", query) < 0:  # nothing that differs between the regions
+        return _decode_data(normal, _PATH_DATA_ESCAPES)
+    return (_decode_data(normal[:query], _PATH_DATA_ESCAPES) + "?"
+            + _decode_data(normal[query + 1:], _QUERY_DATA_ESCAPES))
+
+
+def _path_form(text: str) -> str:
+    change = _CHANGE_PATH.search(text)
+    if change is None:
+        return text
+    if _CHANGE.search(text, change.start()) is None:
+        return _decode_data(text, _PATH_DATA_ESCAPES)
+    return _SPECIAL_TEXT.sub(_path_text, text)
+
+
+def _query_form(text: str) -> str:
+    change = _CHANGE_QUERY.search(text)
+    if change is None:
+        return text
+    if _CHANGE.search(text, change.start()) is None:
+        return _decode_data(text, _QUERY_DATA_ESCAPES)
+    return _SPECIAL_TEXT.sub(_query_text, text)
+
+
+def _decode_data(normal: str, escapes: tuple[tuple[str, str], ...]) -> str:
+    """`normal` (in normal form already) with the escapes of data characters decoded.
+
+    In normal form every '%' starts an escape (a literal one is %25), so "%3A" in it can only
+    be the escape %3A; and no character put in its place can make a new one.
+    """
+    for escape, char in escapes:
+        if escape in normal:
+            normal = normal.replace(escape, char)
+    return normal
+
+
+def _path_text(found: re.Match[str]) -> str:
+    text = found[0]
+    known = _PATH_FORMS.get(text)  # an escape, or one ASCII character
+    if known is not None:
+        return known
+    return "%" + text.encode("utf-8", "surrogatepass").hex("%").upper()  # a run of non-ASCII
+
+
+def _query_text(found: re.Match[str]) -> str:
+    text = found[0]
+    known = _QUERY_FORMS.get(text)
+    if known is not None:
+        return known
+    return "%" + text.encode("utf-8", "surrogatepass").hex("%").upper()
 
 
 def normalize(text: str) -> str:
@@ -132,19 +257,33 @@ def _text_forms() -> dict[str, str]:
 
 
 _TEXT_FORMS = _text_forms()
+# ... and in match form, for each region: the data characters' escapes decoded too.
+_PATH_FORMS = _region_forms(_DATA)
+_QUERY_FORMS = _region_forms(_QUERY_DATA)
 
 
 def rfc_pattern(value: bytes) -> str:
-    """A rule's value in RFC 9309 normal form: '*' stays the wildcard, a final '$' the anchor."""
+    """A rule's value in match form: '*' stays the wildcard, a final '$' the anchor.
+
+    Where a part of the pattern will meet the path decides its form ('/' and %2F are one in the
+    query, two in the path). The part before the first '*' starts at the start of the path: up
+    to its first '?' it is in the path, after it in the query. A part after a '*' may land in
+    either (a '*' may run over the '?'), and is read as query: '/*%2Faccount' also stops
+    /x?next=/account, and /x%2Faccount is stopped by the server's reading of it (/x/account), so
+    a Disallow loses nothing; what it costs is that it also stops /x/account itself.
+    """
     anchored = value.endswith(b"$")
     if anchored:
         value = value[:-1]
-    return "*".join(normalize_bytes(part) for part in value.split(b"*")) + ("$" if anchored else "")
+    first, *rest = value.split(b"*")
+    parts = [match_form(normalize_bytes(first))]
+    parts += [_query_form(normalize_bytes(part)) for part in rest]
+    return "*".join(parts) + ("$" if anchored else "")
 
 
 def literal_pattern(value: bytes) -> str:
-    """A 1994 rule: a plain prefix, '*' and '$' included as characters."""
-    return normalize_bytes(value)
+    """A 1994 rule: a plain prefix, '*' and '$' included as characters; in match form."""
+    return match_form(normalize_bytes(value))
 
 
 def google_escape(text: bytes) -> str:
@@ -167,33 +306,94 @@ def google_escape(text: bytes) -> str:
     return "".join(out)
 
 
-# Where a server may see another path than the one written: escapes, dot segments, doubled
-# slashes, ;params. None of these in a path means there is no other form to check.
-_SUSPECT = re.compile(r"%|/\.|//|;|\\")
-# Unreserved characters, and '/' and '\' (%2F, %5C), which servers such as nginx decode before
-# they resolve the path: /x/..%2Fprivate is /private there.
-_UNRESERVED_ESCAPE = re.compile(
-    r"%(?:2[DEdeFf]|3[0-9]|4[1-9A-Fa-f]|5[0-9AaCcFf]|6[1-9A-Fa-f]|7[0-9AaEe])")
+# Where a server may see another path than the one written: dot segments, doubled slashes,
+# ;params, backslashes, and escapes of what stands as it is in match form (unreserved characters,
+# reserved characters but '?' and '#') or of a backslash. None of these in a path means there is
+# no other form to check: the other escapes (%20, %C3%A9, %3F, %25...) decode to octets that
+# match form escapes again, as decide() already reads them.
+_SUSPECT = re.compile(
+    r"/\.|//|;|\\|%(?:2[16-9B-Fb-f]|3[0-9ABDabd]|4[0-9A-Fa-f]|5[0-9A-DFa-df]|6[1-9A-Fa-f]"
+    r"|7[0-9AEae])")
+_TARGET_END = re.compile(r"[?#]")
+_ANY_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
 _PARAMS = re.compile(r";[^/]*")
 _SLASHES = re.compile(r"/{2,}")
+# An escaped ';' is a character of the segment, not the start of a parameter (Tomcat and the
+# servlet containers strip parameters before they decode): it stands in for ';' until the end.
+_DECODED_SEMICOLON = "\ue03b"
+
+
+def _server_octets() -> dict[str, str]:
+    """Every escape, in any case of hex -> the octet it encodes (as a Latin-1 character)."""
+    octets: dict[str, str] = {}
+    for byte in range(256):
+        high, low = _HEX[byte >> 4], _HEX[byte & 15]
+        octet = _DECODED_SEMICOLON if byte == 0x3B else chr(byte)
+        for form in {high + low, high.lower() + low, high + low.lower(), (high + low).lower()}:
+            octets["%" + form] = octet
+    return octets
+
+
+_SERVER_OCTETS = _server_octets()
+# Octets (Latin-1 characters) -> the match form of a decoded path. Left as they are: unreserved
+# and reserved characters, but '?' and '#' (they would end the path), '%' (it would start an
+# escape), '*' and '$' (pattern syntax, compared escaped); every other octet is escaped again in
+# upper-case hex, raw UTF-8 included.
+_RE_EXPRESS = {chr(byte): f"%{byte:02X}" for byte in range(256)
+               if byte not in _UNRESERVED and chr(byte) not in ":/@!&'()+,;=[]"}
+_RE_EXPRESS[_DECODED_SEMICOLON] = ";"
+_TO_RE_EXPRESS = re.compile(r"[^A-Za-z0-9\-._~:/@!&'()+,;=\[\]]")
 
 
 def server_equivalent(path: str) -> str:
     """The path as a lenient server would resolve it, for deciding what it will really serve.
 
-    Unreserved escapes and %2F, %5C decoded (/%70rivate, /x/..%2Fprivate are /private),
-    ';params' removed from segments (/private;x=1/a), runs of slashes collapsed (//private),
-    backslashes read as slashes, and dot segments resolved (/a/../private, /./private) as
-    RFC 3986 §5.2.4 does. The query is kept as it is. Returns `path` itself when there is
-    nothing to resolve.
+    nginx, Apache and the big frameworks (Django, Rails, Express, werkzeug) percent-decode the
+    whole path before they route it, so every escape in the path is decoded, once
+    (/%70rivate, /wiki/Special%3ARandom, /%40admin, /x/..%2Fprivate; %2541 is the text %41,
+    not A); then backslashes are read as slashes, ';params' removed from segments
+    (/private;x=1/a), runs of slashes collapsed (//private), and dot segments resolved
+    (/a/../private, /%2e%2e/private) as RFC 3986 §5.2.4 does. The result is expressed again in
+    match form: octets that cannot stand as they are ('?', '#', '%', a space, a control, '*',
+    '$', non-ASCII) are escaped again in upper-case hex, so decide() reads it as it is.
+
+    Octets are octets: overlong or invalid UTF-8 (%C0%AE) is not decoded to anything, '+' is
+    a plus sign (only forms read it as a space, and only in the query). The query is kept as it
+    is: servers do not route on it, and its escaped delimiters (%26, %3D) are data to the
+    application; the data characters in it are read alike by the match form already.
+    Returns `path` itself when there is nothing to resolve.
     """
-    if not _SUSPECT.search(path):
+    suspect = _SUSPECT.search(path)
+    if suspect is None:
         return path
-    target, mark, query = path.partition("?")
-    target = _UNRESERVED_ESCAPE.sub(lambda m: chr(int(m[0][1:], 16)), target)
-    target = _SLASHES.sub("/", _PARAMS.sub("", target.replace("\\", "/")))
-    resolved = _remove_dot_segments(target) or "/"
-    return resolved + mark + query
+    end = _TARGET_END.search(path)
+    cut = len(path) if end is None else end.start()
+    if cut <= suspect.start():
+        return path  # escapes in the query only (?u=https%3A%2F%2F...): the path is plain
+    target, rest = path[:cut], path[cut:]
+    if not target.isascii():  # raw UTF-8: one Latin-1 character per octet, like decoded escapes
+        target = target.encode("utf-8", "surrogatepass").decode("latin-1")
+    if "%" in target:
+        target = _ANY_ESCAPE.sub(_server_octet, target)
+    if "\\" in target:
+        target = target.replace("\\", "/")
+    if ";" in target:
+        target = _PARAMS.sub("", target)
+    if "//" in target:
+        target = _SLASHES.sub("/", target)
+    if "/." in target:
+        target = _remove_dot_segments(target)
+    if _TO_RE_EXPRESS.search(target):
+        target = _TO_RE_EXPRESS.sub(_re_expressed, target)
+    return (target or "/") + rest
+
+
+def _server_octet(found: re.Match[str]) -> str:
+    return _SERVER_OCTETS[found[0]]
+
+
+def _re_expressed(found: re.Match[str]) -> str:
+    return _RE_EXPRESS[found[0]]
 
 
 def _remove_dot_segments(path: str) -> str:

@@ -554,3 +554,49 @@ def test_a_reverse_tcp_proxy_with_a_tls_client_is_refused(
     assert site.raw == b""
     [record] = blocks(p, "protocol")
     assert record["method"] == "TCP"
+
+
+# --- encodings -----------------------------------------------------------------------------------
+
+
+ENCODED_ROBOTS = b"""User-agent: *
+Disallow: /p?u=https://x.example/
+Disallow: /q?u=https%3A%2F%2Fy.example%2F
+Disallow: /wiki/Special:
+Disallow: /@admin
+"""
+
+
+@pytest.mark.parametrize("target", [
+    "/p?u=https%3A%2F%2Fx.example%2F",  # RFC 9309 §2.2.2, one way
+    "/p?u=https%3a%2f%2fx.example%2f",
+    "/q?u=https://y.example/",  # and the other
+    "/wiki/Special%3ARandom",  # reserved characters escaped: servers decode them
+    "/wiki/Special%3aSearch",
+    "/%40admin",
+    "/%2540admin/../%40admin",
+])
+def test_encodings_cannot_slip_past_a_rule(
+        proxy: ProxyFactory, wire_origin: Callable[..., WireOrigin], target: str) -> None:
+    site = wire_origin(ENCODED_ROBOTS)
+    p = proxy()
+    wire = Wire(p.port)
+    wire.send(request(site.url(target), site.authority, "Connection: close"))
+    answer = wire.read_all(timeout=3)
+    wire.close()
+    assert status_of(answer) == 403, answer
+    assert site.pages() == []
+    assert len(blocks(p, "disallowed")) == 1
+
+
+def test_encoded_paths_that_no_rule_names_pass(
+        proxy: ProxyFactory, wire_origin: Callable[..., WireOrigin]) -> None:
+    site = wire_origin(ENCODED_ROBOTS)
+    p = proxy()
+    targets = ["/wiki/Main%20Page", "/p?u=https%3A%2F%2Fother.example%2F", "/%2540admin"]
+    for target in targets:
+        wire = Wire(p.port)
+        wire.send(request(site.url(target), site.authority, "Connection: close"))
+        assert status_of(wire.read_all(timeout=3)) == 200, target
+        wire.close()
+    assert site.pages() == targets
