@@ -23,7 +23,7 @@ import wsproto
 import wsproto.events
 
 from .servers import Origin, Proxy, Reply, Seen
-from .wire import Wire, WireOrigin, h2_request_bytes, status_of, statuses
+from .wire import Wire, WireOrigin, exchange, h2_request_bytes, status_of, statuses
 
 ProxyFactory = Callable[..., Proxy]
 ROBOTS = b"User-agent: *\nDisallow: /private\n"
@@ -136,11 +136,8 @@ def test_any_other_upgrade_is_refused_and_audited(
         proxy: ProxyFactory, wire_origin: Callable[..., WireOrigin], upgrade: str) -> None:
     site = wire_origin(h2c=True)
     p = proxy()
-    wire = Wire(p.port)
-    wire.send(request(f"http://{site.authority}/page", site.authority,
-                      "Connection: Upgrade", f"Upgrade: {upgrade}"))
-    answer = wire.read_all(timeout=3)
-    wire.close()
+    answer = exchange(p.port, request(f"http://{site.authority}/page", site.authority,
+                                      "Connection: Upgrade", f"Upgrade: {upgrade}"))
     assert status_of(answer) == 400, answer
     assert site.pages() == []
     [record] = blocks(p, "upgrade")
@@ -202,11 +199,8 @@ def test_a_streamed_body_to_a_disallowed_path_never_leaves(
     site = wire_origin()
     p = proxy(stream_large_bodies="1k")
     body = b"x" * 200_000
-    wire = Wire(p.port)
-    wire.send(request(f"http://{site.authority}/private", site.authority,
-                      f"Content-Length: {len(body)}", method="POST") + body)
-    answer = wire.read_all(timeout=3)
-    wire.close()
+    answer = exchange(p.port, request(f"http://{site.authority}/private", site.authority,
+                                      f"Content-Length: {len(body)}", method="POST") + body)
     assert status_of(answer) == 403, answer[:300]
     assert site.pages() == [] and b"xxxx" not in site.raw
     assert [r["url"] for r in blocks(p, "disallowed")] == [f"http://{site.authority}/private"]
@@ -233,11 +227,8 @@ def test_a_streamed_body_to_an_allowed_path_still_streams(
     site = wire_origin()
     p = proxy(stream_large_bodies="1k")
     body = b"\xaa" * 200_000
-    wire = Wire(p.port)
-    wire.send(request(f"http://{site.authority}/upload", site.authority,
-                      f"Content-Length: {len(body)}", method="POST") + body)
-    answer = wire.read_all(timeout=3)
-    wire.close()
+    answer = exchange(p.port, request(f"http://{site.authority}/upload", site.authority,
+                                      f"Content-Length: {len(body)}", method="POST") + body)
     assert status_of(answer) == 200, answer[:300]
     assert site.pages() == ["/upload"] and site.raw.count(b"\xaa") == len(body)
 
@@ -260,10 +251,7 @@ def test_a_request_without_a_usable_host_goes_out_naming_its_target(
     p = proxy()
     authority = f"localhost:{site.port}"
     head = [f"GET http://{authority}/page {version}"] + ([host_line] if host_line else [])
-    wire = Wire(p.port)
-    wire.send(("\r\n".join([*head, "Connection: close", "", ""])).encode())
-    answer = wire.read_all(timeout=3)
-    wire.close()
+    answer = exchange(p.port, ("\r\n".join([*head, "Connection: close", "", ""])).encode())
     assert status_of(answer) == 200, answer
     [page] = [r for r in site.requests if r.path == "/page"]
     assert page.header(b"host") == authority.encode()
@@ -274,11 +262,9 @@ def test_a_folded_header_reaches_the_origin_as_one_line(
         proxy: ProxyFactory, wire_origin: Callable[..., WireOrigin]) -> None:
     site = wire_origin()
     p = proxy()
-    wire = Wire(p.port)
-    wire.send(f"GET http://{site.authority}/page HTTP/1.1\r\nHost: {site.authority}\r\n"
-              f"X-Note: first\r\n  second\r\n\tthird\r\nConnection: close\r\n\r\n".encode())
-    answer = wire.read_all(timeout=3)
-    wire.close()
+    answer = exchange(p.port, f"GET http://{site.authority}/page HTTP/1.1\r\n"
+                      f"Host: {site.authority}\r\nX-Note: first\r\n  second\r\n\tthird\r\n"
+                      "Connection: close\r\n\r\n".encode())
     assert status_of(answer) == 200, answer
     assert b"X-Note: first second third\r\n" in site.raw
     assert b"\r\n  second" not in site.raw and b"\r\n\tthird" not in site.raw
@@ -296,11 +282,8 @@ def test_a_body_servers_may_frame_differently_is_refused(
     # whatever the options say.
     site = wire_origin()
     p = proxy(validate_inbound_headers="false")
-    wire = Wire(p.port)
-    wire.send(request(site.url("/page"), site.authority, *framing, "Connection: close",
-                      method="POST") + b"0\r\n\r\n")
-    answer = wire.read_all(timeout=3)
-    wire.close()
+    answer = exchange(p.port, request(site.url("/page"), site.authority, *framing,
+                                      "Connection: close", method="POST") + b"0\r\n\r\n")
     assert status_of(answer) == 400, answer
     assert site.pages() == []
     [record] = blocks(p, "framing")
@@ -382,11 +365,8 @@ def test_robots_txt_is_fetched_as_the_configured_agent(
         proxy: ProxyFactory, origin: Callable[..., Origin]) -> None:
     site = cloaking_origin(origin)
     p = proxy(robots_agent="RedBot")
-    wire = Wire(p.port)
-    wire.send(request(site.url("/page"), f"127.0.0.1:{site.port}", "User-Agent: Mozilla/5.0",
-                      "Connection: close"))
-    answer = wire.read_all(timeout=3)
-    wire.close()
+    answer = exchange(p.port, request(site.url("/page"), f"127.0.0.1:{site.port}",
+                                      "User-Agent: Mozilla/5.0", "Connection: close"))
     assert status_of(answer) == 403, answer
     assert [s.user_agent for s in site.robots_fetches()] == ["RedBot"]
     assert not site.saw("/page")
@@ -415,11 +395,8 @@ def test_a_user_agent_that_is_not_utf8_is_decided_and_audited(
         proxy: ProxyFactory, wire_origin: Callable[..., WireOrigin]) -> None:
     site = wire_origin()
     p = proxy()
-    wire = Wire(p.port)
-    wire.send(request(site.url("/private"), site.authority, "Connection: close")
-              .replace(b"Connection", b"User-Agent: Bot\xff\xfe/1.0\r\nConnection"))
-    answer = wire.read_all(timeout=3)
-    wire.close()
+    answer = exchange(p.port, request(site.url("/private"), site.authority, "Connection: close")
+                              .replace(b"Connection", b"User-Agent: Bot\xff\xfe/1.0\r\nConnection"))
     assert status_of(answer) == 403, answer
     assert site.pages() == []
     [record] = blocks(p, "disallowed")
@@ -530,11 +507,9 @@ def test_header_names_that_are_not_tokens_are_refused_when_mitmproxy_lets_them_i
     p = proxy(validate_inbound_headers="false")
     smuggled = request("/private", site.authority)
     body = b"0\r\n\r\n" + smuggled
-    wire = Wire(p.port)
-    wire.send(request(site.url("/page"), site.authority, "Transfer-Encoding : chunked",
-                      f"Content-Length: {len(body)}", "Connection: close", method="POST") + body)
-    answer = wire.read_all(timeout=3)
-    wire.close()
+    answer = exchange(p.port, request(site.url("/page"), site.authority,
+                                      "Transfer-Encoding : chunked", f"Content-Length: {len(body)}",
+                                      "Connection: close", method="POST") + body)
     assert status_of(answer) == 400, answer
     assert site.pages() == []
     assert [r["reason"] for r in blocks(p)] == ["framing"]
@@ -580,10 +555,7 @@ def test_encodings_cannot_slip_past_a_rule(
         proxy: ProxyFactory, wire_origin: Callable[..., WireOrigin], target: str) -> None:
     site = wire_origin(ENCODED_ROBOTS)
     p = proxy()
-    wire = Wire(p.port)
-    wire.send(request(site.url(target), site.authority, "Connection: close"))
-    answer = wire.read_all(timeout=3)
-    wire.close()
+    answer = exchange(p.port, request(site.url(target), site.authority, "Connection: close"))
     assert status_of(answer) == 403, answer
     assert site.pages() == []
     assert len(blocks(p, "disallowed")) == 1

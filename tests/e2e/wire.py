@@ -283,6 +283,16 @@ class Wire:
             self.sock.close()
 
 
+def exchange(port: int, *parts: bytes, pause: float = 0.3, timeout: float = 3.0) -> bytes:
+    """Send ``parts`` on a new connection to the proxy; everything it answered until it closed
+    the connection (or ``timeout`` seconds of silence)."""
+    wire = Wire(port)
+    try:
+        return wire.send(*parts, pause=pause).read_all(timeout=timeout)
+    finally:
+        wire.close()
+
+
 def status_of(response: bytes) -> int | None:
     """The status code of the first response in ``response``, if any."""
     if not response.startswith(b"HTTP/"):
