@@ -42,7 +42,7 @@ from robotsgate.identity import AgentMap, Identity, is_product
 from robotsgate.metrics import Metrics, MetricsServer
 from robotsgate.pacing import Pacer, parse_retry_after
 from robotsgate.pages import PageConfig, Pages
-from robotsgate.protocol import SEMANTICS
+from robotsgate.protocol import MAX_URL_LENGTH, SEMANTICS, url_too_long
 from robotsgate.store import MemoryStore
 
 logger = logging.getLogger(__name__)
@@ -412,6 +412,12 @@ class RobotsGate:
             # robots.txt rules are about paths that start with '/'.
             return self._refuse_protocol(flow, "target", 400, "robotsgate only forwards request "
                                          "targets that are paths starting with '/'.\n")
+        if url_too_long(req.path):
+            # Servers refuse request lines this long anyway; a decision's work grows with the
+            # path, and one site's hostile robots.txt must not hold the others.
+            return self._refuse_protocol(flow, "url-too-long", 414, f"robotsgate decides "
+                                         f"request targets of up to {MAX_URL_LENGTH} "
+                                         f"characters.\n")
         if self._lenient and not _well_formed(req):
             # validate_inbound_headers off: mitmproxy no longer refuses these, and a control
             # character in a method, path or header name becomes a second request on the way

@@ -8,7 +8,7 @@ import asyncio
 import hashlib
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field, replace
 from typing import Literal, Protocol
 
@@ -158,6 +158,7 @@ class Gate:
         self._allow_all = RobotsTxt.parse(b"", semantics=config.semantics)
         self.fetches = 0  # robots.txt fetches started, for metrics and tests
         self._identities: dict[tuple[str, str | None], tuple[str, str | None]] = {}
+        self._long_decisions = asyncio.Lock()  # decisions that take more than one slice
 
     async def check(self, request: Request) -> Verdict:
         origin = request.origin
@@ -175,13 +176,13 @@ class Gate:
         agent = request.agent or self.config.agent or robots.agent_for(request.user_agent or "")
         # decide() reads "//x/y" as a network-path reference (host x); a request's path is a path.
         path = request.path if not request.path.startswith("//") else "http://_" + request.path
-        decision = robots.decide(agent, path)
+        decision = await self._in_slices(robots.decide_steps(agent, path))
         if decision.allowed:
             # What the server will really serve may be another path (/a/../private,
             # /%70rivate): when it is, deny if either reading is denied.
             equivalent = server_equivalent(request.path)
             if equivalent != request.path:
-                other = robots.decide(agent, equivalent)
+                other = await self._in_slices(robots.decide_steps(agent, equivalent))
                 if not other.allowed:
                     decision = other
         if not decision.allowed:
@@ -228,6 +229,28 @@ class Gate:
                 interval += self.config.pacing_margin
         slot = await self.pacer.reserve(origin.host, interval, max_wait=math.inf)
         return (slot.wait if isinstance(slot, Slot) else 0.0), interval
+
+    async def _in_slices(self, steps: Generator[None, None, Decision]) -> Decision:
+        """Run a decision that comes in slices of bounded work (RobotsTxt.decide_steps).
+
+        Ordinary decisions come in one slice and never give the event loop up. A long one
+        (a hostile robots.txt, a long path) lets the loop serve other requests between its
+        slices, and long ones take turns: however many there are, each turn of the loop does
+        at most one slice of them, so one site cannot stall the others.
+        """
+        try:
+            next(steps)
+        except StopIteration as done:
+            decision: Decision = done.value
+            return decision
+        async with self._long_decisions:
+            try:
+                while True:
+                    await asyncio.sleep(0)
+                    next(steps)
+            except StopIteration as done:
+                decision = done.value
+                return decision
 
     def _interval(self, robots: RobotsTxt, agent: str, *, clamp: bool = False
                   ) -> tuple[float, str, float | None]:

@@ -2,7 +2,15 @@
 
 from robotsgate.protocol.extensions import RequestRate, VisitTime
 from robotsgate.protocol.parse import MAX_BYTES, ParseWarning
-from robotsgate.protocol.robots import SEMANTICS, Decision, Group, RobotsTxt, Rule
+from robotsgate.protocol.robots import (
+    MAX_URL_LENGTH,
+    SEMANTICS,
+    Decision,
+    Group,
+    RobotsTxt,
+    Rule,
+    url_too_long,
+)
 
-__all__ = ["MAX_BYTES", "SEMANTICS", "Decision", "Group", "ParseWarning", "RequestRate",
-           "RobotsTxt", "Rule", "VisitTime"]
+__all__ = ["MAX_BYTES", "MAX_URL_LENGTH", "SEMANTICS", "Decision", "Group", "ParseWarning",
+           "RequestRate", "RobotsTxt", "Rule", "VisitTime", "url_too_long"]

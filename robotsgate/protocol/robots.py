@@ -12,7 +12,7 @@ Three readings, chosen with `semantics=`:
 
 import re
 import string
-from collections.abc import Iterable
+from collections.abc import Generator, Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -30,6 +30,14 @@ from robotsgate.protocol.urls import (
 
 Semantics = Literal["rfc9309", "google", "classic"]
 SEMANTICS: tuple[Semantics, ...] = ("rfc9309", "google", "classic")
+
+# The longest request target (absolute URL, or path and query) a proxy should decide; answer
+# longer ones 414 URI Too Long. Real servers refuse request lines past 8 KiB (nginx's
+# large_client_header_buffers, Apache's LimitRequestLine), so nothing real is lost; and a
+# decision's cost grows with the path (linearly: see match.py), so this bounds it. Normal form
+# can be longer than the target (a raw non-ASCII character becomes up to 12 characters of
+# escapes): url_too_long() measures what is matched.
+MAX_URL_LENGTH = 8192
 
 # RFC 9309 §2.2.1: a product token is letters, '_' and '-'; "FooBot/1.0" names FooBot.
 _PRODUCT_TOKEN = re.compile(r"[A-Za-z_-]*")
@@ -83,6 +91,19 @@ class Decision:
             return f"{verdict}: no rule of {where} matches"
         return f"{verdict} by {self.rule.directive.capitalize()}: {self.rule.pattern} " \
                f"(line {self.rule.line}) in {where}"
+
+
+def url_too_long(url: str) -> bool:
+    """Whether `url` is past MAX_URL_LENGTH: as written, or in the normal form decide() matches.
+
+    What a proxy should answer 414 instead of deciding. Most URLs are answered by their length
+    alone: normal form is at most 12 times longer ("%F0%9F%98%80" for one character).
+    """
+    if len(url) > MAX_URL_LENGTH:
+        return True
+    if len(url) * 12 <= MAX_URL_LENGTH:
+        return False
+    return len(normal_path_of(url)) > MAX_URL_LENGTH
 
 
 _NO_GROUP = Decision(True, None, None, "no-group")
@@ -196,6 +217,36 @@ class RobotsTxt:
         if policy is None:
             return _NO_GROUP
         winner = policy.matcher.winner(path)
+        if winner is None:
+            return policy.no_rule
+        return policy.decisions[winner] or policy.decision(winner)
+
+    def decide_steps(self, agent: str, url: str) -> Generator[None, None, Decision]:
+        """decide(agent, url) in slices of bounded work: a generator that returns the Decision.
+
+        It yields between slices of about match.SLICE work units (a few hundred microseconds),
+        so that an event loop can run other work in between: `for _ in steps: await sleep(0)`.
+        Rules like those of almost every file, on paths of ordinary length, are matched in one
+        go (no yield at all); many wildcard rules, or a long path, take as many slices as they
+        need, however hostile the file. Compiling an agent's rules, on its first decision, is
+        part of the first slice.
+        """
+        if self.semantics != "google":
+            path = normal_path_of(url)
+            if path.startswith("/robots.txt") and path[11:12] in ("", "?"):
+                return _ROBOTS_TXT
+        else:
+            path = path_of(url).split("\0", 1)[0]
+        if not self._case_sensitive:
+            path = path.lower()
+        policy = self._policy(agent)
+        if policy is None:
+            return _NO_GROUP
+        matcher = policy.matcher
+        if isinstance(matcher, LongestMatch):
+            winner = yield from matcher.steps(path)
+        else:
+            winner = matcher.winner(path)
         if winner is None:
             return policy.no_rule
         return policy.decisions[winner] or policy.decision(winner)

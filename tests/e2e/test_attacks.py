@@ -572,3 +572,14 @@ def test_encoded_paths_that_no_rule_names_pass(
         assert status_of(wire.read_all(timeout=3)) == 200, target
         wire.close()
     assert site.pages() == targets
+
+
+def test_a_target_longer_than_servers_accept_is_answered_414(
+        proxy: ProxyFactory, wire_origin: Callable[..., WireOrigin]) -> None:
+    site = wire_origin()
+    p = proxy()
+    target = "/page/" + "a" * 9000
+    answer = exchange(p.port, request(site.url(target), site.authority, "Connection: close"))
+    assert status_of(answer) == 414, answer[:200]
+    assert site.pages() == []
+    assert [r["reason"] for r in blocks(p)] == ["url-too-long"]
