@@ -37,9 +37,10 @@ from robotsgate.audit import AuditLog, AuditRecord, Event, timestamp
 from robotsgate.departures import Departures
 from robotsgate.fetch import Fetcher
 from robotsgate.fleet import FALLBACKS, Fleet, SharedStateUnavailable, check_prefix, check_url
-from robotsgate.gate import Gate, GateConfig, Origin, Request, Verdict, same_authority
+from robotsgate.gate import Gate, GateConfig, Request, Verdict
 from robotsgate.identity import AgentMap, Identity, is_product
 from robotsgate.metrics import Metrics, MetricsServer
+from robotsgate.origin import Origin, same_authority
 from robotsgate.pacing import Pacer, parse_retry_after
 from robotsgate.pages import PageConfig, Pages
 from robotsgate.protocol import MAX_URL_LENGTH, SEMANTICS, url_too_long

@@ -27,7 +27,8 @@ import certifi
 
 from robotsgate.audit import timestamp
 from robotsgate.fetch import Fetcher, FetchResult
-from robotsgate.gate import Gate, GateConfig, Origin, Request, Verdict
+from robotsgate.gate import Gate, GateConfig, Request, Verdict
+from robotsgate.origin import Origin
 from robotsgate.pacing import seconds_until_open
 from robotsgate.protocol import MAX_BYTES, SEMANTICS, RobotsTxt
 from robotsgate.protocol.lint import Finding, lint

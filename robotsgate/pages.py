@@ -17,7 +17,7 @@ from urllib.parse import urljoin, urlsplit
 from cachetools import TTLCache
 
 from robotsgate.content import decoded_prefix
-from robotsgate.gate import Origin
+from robotsgate.origin import Origin
 from robotsgate.protocol.pages import (
     MAX_PAGE_BYTES,
     NO_SIGNALS,

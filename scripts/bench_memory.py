@@ -19,7 +19,8 @@ from pathlib import Path
 import httpx
 
 from robotsgate.fetch import Fetcher
-from robotsgate.gate import Gate, GateConfig, Origin, Request
+from robotsgate.gate import Gate, GateConfig, Request
+from robotsgate.origin import Origin
 from robotsgate.pacing import Pacer
 from robotsgate.store import MemoryStore
 

@@ -13,7 +13,8 @@ from mitmproxy.test import taddons, tflow
 from robotsgate.addon import RobotsGate
 from robotsgate.archive import RobotsArchive
 from robotsgate.fetch import Fetcher, FetchResult
-from robotsgate.gate import Gate, GateConfig, Origin, Request
+from robotsgate.gate import Gate, GateConfig, Request
+from robotsgate.origin import Origin
 from robotsgate.store import MemoryStore
 
 SHARED = b"User-agent: *\nDisallow: /private\n"

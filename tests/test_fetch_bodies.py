@@ -17,7 +17,8 @@ import httpx
 import pytest
 
 from robotsgate.fetch import Fetcher
-from robotsgate.gate import Gate, GateConfig, Origin, Request
+from robotsgate.gate import Gate, GateConfig, Request
+from robotsgate.origin import Origin
 from robotsgate.protocol import MAX_BYTES, RobotsTxt
 from robotsgate.store import MemoryStore
 

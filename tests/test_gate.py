@@ -10,7 +10,8 @@ import httpx
 import pytest
 
 from robotsgate.fetch import MAX_REDIRECTS, Fetcher, max_age
-from robotsgate.gate import Gate, GateConfig, Origin, Request
+from robotsgate.gate import Gate, GateConfig, Request
+from robotsgate.origin import Origin
 from robotsgate.protocol import MAX_BYTES, RobotsTxt
 from robotsgate.store import MemoryStore
 

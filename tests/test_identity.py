@@ -2,8 +2,8 @@
 
 import pytest
 
-from robotsgate.gate import Origin, same_authority
 from robotsgate.identity import AgentMap, Identity, is_product
+from robotsgate.origin import Origin, same_authority
 from robotsgate.protocol import RobotsTxt
 from robotsgate.protocol.urls import server_equivalent
 

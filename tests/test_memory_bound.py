@@ -12,7 +12,8 @@ import sys
 import httpx
 
 from robotsgate.fetch import Fetcher
-from robotsgate.gate import Gate, GateConfig, Origin, Request
+from robotsgate.gate import Gate, GateConfig, Request
+from robotsgate.origin import Origin
 from robotsgate.pacing import Pacer
 from robotsgate.store import MemoryStore
 

@@ -13,8 +13,9 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from robotsgate.addon import RobotsGate
 from robotsgate.fetch import Fetcher
-from robotsgate.gate import Gate, GateConfig, Origin, Request
+from robotsgate.gate import Gate, GateConfig, Request
 from robotsgate.metrics import WAIT_BUCKETS, Metrics
+from robotsgate.origin import Origin
 from robotsgate.store import MemoryStore
 
 ROBOTS = b"User-agent: *\nDisallow: /private\nCrawl-delay: 2\n"

@@ -8,7 +8,8 @@ import httpx
 import pytest
 
 from robotsgate.fetch import Fetcher
-from robotsgate.gate import Gate, GateConfig, Origin, Request
+from robotsgate.gate import Gate, GateConfig, Request
+from robotsgate.origin import Origin
 from robotsgate.pacing import Pacer, Refusal, Slot, parse_retry_after, seconds_until_open
 from robotsgate.protocol import VisitTime
 from robotsgate.store import MemoryStore

@@ -22,7 +22,8 @@ from redis.asyncio import Redis
 from robotsgate.addon import RobotsGate
 from robotsgate.fetch import Fetcher
 from robotsgate.fleet import Fleet, SharedStateUnavailable, check_url, redacted
-from robotsgate.gate import Gate, GateConfig, Origin, Request
+from robotsgate.gate import Gate, GateConfig, Request
+from robotsgate.origin import Origin
 from robotsgate.pacing import Pacer, Refusal, Slot
 from robotsgate.redis_pacing import RedisPacer
 from robotsgate.redis_store import RedisStore

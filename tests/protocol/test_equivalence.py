@@ -437,7 +437,8 @@ CROSS_CHECK = [
 @pytest.mark.parametrize(("text", "path", "allowed"), CROSS_CHECK)
 def test_the_helper_is_what_the_gate_does(text: str, path: str, allowed: bool) -> None:
     from robotsgate.fetch import FetchResult
-    from robotsgate.gate import Gate, GateConfig, Origin, Request
+    from robotsgate.gate import Gate, GateConfig, Request
+    from robotsgate.origin import Origin
     from robotsgate.store import MemoryStore
 
     class Fetcher:
