@@ -1,5 +1,5 @@
-"""Entry point for `mitmdump -s addon.py`."""
+"""Entry point for `mitmdump -s addon.py`: robotsgate's addons (robotsgate.mitm lists them)."""
 
-from robotsgate.addon import RobotsGate
+from robotsgate.mitm import RobotsGate
 
 addons = [RobotsGate()]

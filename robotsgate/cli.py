@@ -29,15 +29,21 @@ from robotsgate.audit import timestamp
 from robotsgate.fetch import Fetcher, FetchResult
 from robotsgate.gate import Gate, GateConfig, Request, Verdict
 from robotsgate.origin import Origin
-from robotsgate.pacing import seconds_until_open
-from robotsgate.protocol import MAX_BYTES, SEMANTICS, RobotsTxt
+from robotsgate.protocol import (
+    MAX_BYTES,
+    SEMANTICS,
+    RobotsTxt,
+    is_product_token,
+    seconds_until_open,
+)
 from robotsgate.protocol.lint import Finding, lint
 from robotsgate.report import Summary, parse_when, read, render_text
 from robotsgate.report_html import render_html
-from robotsgate.store import MemoryStore, RobotsEntry
+from robotsgate.retrieval import Retrieval
+from robotsgate.rules_cache import RulesCache
+from robotsgate.state.store import MemoryStore, RobotsEntry
 
 OK, FOUND, ERROR = 0, 1, 2
-_TOKEN = re.compile(r"[A-Za-z_-]+")
 # Shown on a terminal for logs at least this big (bytes) when --progress is auto.
 PROGRESS_FROM = 8 << 20
 
@@ -105,17 +111,17 @@ def _tls(args: argparse.Namespace) -> ssl.SSLContext | bool:
 
 async def check(args: argparse.Namespace) -> Checked:
     origin, path = _origin_and_path(args.url)
-    token = args.agent if _TOKEN.fullmatch(args.agent) else None
     # A product token is obeyed as robots_agent is; anything else is read as a whole
     # User-Agent header, as the proxy reads each request's (the longest named group wins).
-    config = GateConfig(agent=token, semantics=args.semantics,
-                        case_sensitive=args.path_case == "sensitive")
+    token = args.agent if is_product_token(args.agent) else None
     source: Fetcher | _FileFetcher = (_FileFetcher(args.robots) if args.robots else
                                       Fetcher(timeout=args.timeout, verify=_tls(args)))
     fetcher = _Remembering(source)
+    rules = RulesCache(1, semantics=args.semantics, case_sensitive=args.path_case == "sensitive")
+    store = MemoryStore(1)
+    gate = Gate(GateConfig(), store, Retrieval(fetcher, rules, store, time.time), time.time)
     try:
-        gate = Gate(config, fetcher, MemoryStore(1), time.time)
-        verdict = await gate.check(Request(origin, path, args.agent))
+        verdict = await gate.check(Request(origin, path, args.agent, token))
     finally:
         if isinstance(source, Fetcher):
             await source.aclose()
@@ -154,7 +160,7 @@ def _check_facts(c: Checked) -> dict[str, Any]:
         "final_url": c.fetched.final_url if c.fetched else None,
         "reason": v.reason,
         "explanation": decision.explain() if decision else None,
-        "rule": f"{rule.directive.capitalize()}: {rule.pattern}" if rule else None,
+        "rule": rule.text if rule else None,
         "line": rule.line if rule else None,
         "group": list(group.agents) if group else None,
         "group_line": group.line if group else None,

@@ -1,30 +1,29 @@
 """The decision service: request -> robots.txt (cached, fetched once) -> Verdict.
 
 No mitmproxy types here: the addon turns flows into `Request`s and Verdicts into responses, so
-everything below it can be driven without a proxy, with an injected clock, fetcher and store.
+everything below it can be driven without a proxy, with an injected clock, store, retrieval
+(robotsgate.retrieval: fetcher and rules cache) and pacer.
 """
 
 import asyncio
-import hashlib
 import math
 import re
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, replace
-from typing import Literal, Protocol
+from typing import Literal
 
-from cachetools import LRUCache
-
-from robotsgate.archive import RobotsArchive
-from robotsgate.fetch import FetchResult
 from robotsgate.metrics import Metrics
 from robotsgate.origin import Origin
-from robotsgate.pacing import Pacer, Pacing, Refusal, Slot, seconds_until_open
-from robotsgate.protocol import Decision, RobotsTxt
+from robotsgate.outcomes import Reason, status
+from robotsgate.protocol import Decision, RobotsTxt, seconds_until_open
 from robotsgate.protocol.urls import server_equivalent
-from robotsgate.store import RobotsEntry, Store
+from robotsgate.retrieval import Retrieval
+from robotsgate.state.pacing import Pacer, Pacing, Refusal, Slot
+from robotsgate.state.store import RobotsEntry, Store
 
 _PRODUCT_TOKEN = re.compile(r"[A-Za-z_-]+")  # as RobotsTxt.agent_for reads a User-Agent
 _IDENTITIES_REMEMBERED = 4096
+_PACED_HOSTS = 10_000  # hosts the default pacer remembers, when none is given
 
 
 def _cache_key(origin: Origin, who: str) -> str:
@@ -36,13 +35,14 @@ class Request:
     origin: Origin
     path: str  # path and query, as sent
     user_agent: str | None
-    agent: str | None = None  # the product token, when known from configuration
+    # The product token, when configuration names one (robots_agent, robots_agents, proxy-auth);
+    # None: the User-Agent header picks the group.
+    agent: str | None = None
 
 
 # forward: after `wait` seconds. block: 403, a rule disallows it. unavailable: 503, robots.txt
 # unreachable. throttle: 429, the wait would be too long. closed: 503, outside Visit-time.
 Action = Literal["forward", "block", "unavailable", "throttle", "closed"]
-_STATUS = {"block": 403, "unavailable": 503, "throttle": 429, "closed": 503}
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +51,7 @@ class Verdict:
     # forward: allowed | robots.txt | crawl-delay | request-rate | min-delay | pushback |
     #          crawl-delay-clamped; otherwise: disallowed | robots-unavailable | wait-too-long |
     #          crawl-delay-too-long | pushback | visit-time
-    reason: str
+    reason: Reason
     agent: str  # the product token the decision was made for
     robots_url: str
     entry: RobotsEntry | None = None
@@ -63,21 +63,15 @@ class Verdict:
 
     @property
     def status(self) -> int | None:
-        return _STATUS.get(self.action)
-
-
-class RobotsFetcher(Protocol):
-    async def fetch(self, robots_url: str, user_agent: str | None) -> FetchResult: ...
+        """What the proxy answers, when it does not forward (robotsgate.outcomes)."""
+        return None if self.action == "forward" else status(self.reason)
 
 
 @dataclass(frozen=True, slots=True)
 class GateConfig:
-    agent: str | None = None  # one product token for all traffic; None: from each User-Agent
-    semantics: str = "rfc9309"
-    case_sensitive: bool = True
-    cache_ttl: int = 86_400  # seconds; RFC 9309 §2.4: no more than 24 hours
-    error_ttl: int = 60  # seconds before an unreachable robots.txt is asked for again
-    parsed_cache_size: int = 10_000  # distinct robots.txt bodies kept parsed
+    """How decisions are paced. (How robots.txt is read and kept belongs to the rules cache and
+    the retrieval service; which agent a request is decided for, to the request.)"""
+
     min_delay: float = 0.0  # seconds between requests to a host, whatever robots.txt says
     max_crawl_delay: float = 60.0  # a longer Crawl-delay is clamped to this, or refused
     on_long_delay: Literal["clamp", "refuse"] = "clamp"
@@ -88,26 +82,22 @@ class GateConfig:
 
 
 class Gate:
-    """Decides requests. One instance owns its in-flight fetches and its parse cache."""
+    """Decides requests. One instance owns its in-flight lookups.
 
-    def __init__(self, config: GateConfig, fetcher: RobotsFetcher, store: Store,
+    `retrieval` must publish into `store`: the gate reads entries from the store, and hands the
+    store the retrieval's fetch to run when one is missing or expired.
+    """
+
+    def __init__(self, config: GateConfig, store: Store, retrieval: Retrieval,
                  clock: Callable[[], float], pacer: Pacing | None = None, *,
-                 metrics: Metrics | None = None, archive: RobotsArchive | None = None) -> None:
+                 metrics: Metrics | None = None) -> None:
         self.config = config
         self.metrics = metrics or Metrics()
-        self._archive = archive  # every distinct body fetched, kept as evidence
-        self.pacer: Pacing = pacer or Pacer(clock, max_wait=60,
-                                            max_hosts=config.parsed_cache_size)
-        self._fetcher = fetcher
+        self.pacer: Pacing = pacer or Pacer(clock, max_wait=60, max_hosts=_PACED_HOSTS)
         self._store = store
+        self._retrieval = retrieval
         self._clock = clock
         self._inflight: dict[str, asyncio.Task[RobotsEntry]] = {}
-        # Hosting platforms serve one file to thousands of sites: parse each body once, and keep
-        # one copy of it and of its hash.
-        self._parsed: LRUCache[str, tuple[str, RobotsTxt, bytes]] = LRUCache(
-            maxsize=config.parsed_cache_size)
-        self._allow_all = RobotsTxt.parse(b"", semantics=config.semantics)
-        self.fetches = 0  # robots.txt fetches started, for metrics and tests
         self._identities: dict[tuple[str, str | None], tuple[str, str | None]] = {}
         self._long_decisions = asyncio.Lock()  # decisions that take more than one slice
 
@@ -115,16 +105,14 @@ class Gate:
         origin = request.origin
         if request.path == "/robots.txt" or request.path.startswith("/robots.txt?"):
             # The bot's own robots.txt request goes through untouched (no fetch of ours first).
-            return Verdict("forward", "robots.txt", request.agent or self.config.agent or "*",
-                           origin.robots_url)
-        entry = await self.entry(origin, request.user_agent, request.agent or self.config.agent)
+            return Verdict("forward", Reason.ROBOTS_TXT, request.agent or "*", origin.robots_url)
+        entry = await self.entry(origin, request.user_agent, request.agent)
         if entry.robots is None:
             retry = max(1, math.ceil(entry.expires_at - self._clock()))
-            return Verdict("unavailable", "robots-unavailable",
-                           request.agent or self.config.agent or "*",
+            return Verdict("unavailable", Reason.ROBOTS_UNAVAILABLE, request.agent or "*",
                            origin.robots_url, entry, retry_after=retry)
         robots = entry.robots
-        agent = request.agent or self.config.agent or robots.agent_for(request.user_agent or "")
+        agent = request.agent or robots.agent_for(request.user_agent or "")
         # decide() reads "//x/y" as a network-path reference (host x); a request's path is a path.
         path = request.path if not request.path.startswith("//") else "http://_" + request.path
         decision = await self._in_slices(robots.decide_steps(agent, path))
@@ -137,8 +125,8 @@ class Gate:
                 if not other.allowed:
                     decision = other
         if not decision.allowed:
-            return Verdict("block", "disallowed", agent, origin.robots_url, entry, decision)
-        verdict = Verdict("forward", "allowed", agent, origin.robots_url, entry, decision)
+            return Verdict("block", Reason.DISALLOWED, agent, origin.robots_url, entry, decision)
+        verdict = Verdict("forward", Reason.ALLOWED, agent, origin.robots_url, entry, decision)
         return await self._pace(origin, robots, verdict)
 
     async def _pace(self, origin: Origin, robots: RobotsTxt, verdict: Verdict) -> Verdict:
@@ -147,20 +135,20 @@ class Gate:
         if window is not None:
             closed_for = seconds_until_open(window, self._clock())
             if closed_for:
-                return replace(verdict, action="closed", reason="visit-time",
+                return replace(verdict, action="closed", reason=Reason.VISIT_TIME,
                                retry_after=int(closed_for))
         interval, reason, asked = self._interval(robots, agent)
-        if reason == "crawl-delay-too-long":
+        if reason == Reason.CRAWL_DELAY_TOO_LONG:
             return replace(verdict, action="throttle", reason=reason, asked_delay=asked,
                            retry_after=math.ceil(asked or 0))
         slot = await self.pacer.reserve(origin.host, interval)
         if isinstance(slot, Refusal):
             return replace(verdict, action="throttle",
-                           reason="pushback" if slot.paused else "wait-too-long",
+                           reason=Reason.PUSHBACK if slot.paused else Reason.WAIT_TOO_LONG,
                            retry_after=max(1, math.ceil(slot.retry_after)), asked_delay=asked)
-        if slot.wait <= 0 and reason != "crawl-delay-clamped":
+        if slot.wait <= 0 and reason != Reason.CRAWL_DELAY_CLAMPED:
             return verdict if interval <= 0 else replace(verdict, interval=interval)
-        return replace(verdict, reason="pushback" if slot.paused else reason, wait=slot.wait,
+        return replace(verdict, reason=Reason.PUSHBACK if slot.paused else reason, wait=slot.wait,
                        asked_delay=asked, interval=interval)
 
     async def pace_regardless(self, origin: Origin, verdict: Verdict) -> tuple[float, float]:
@@ -204,25 +192,25 @@ class Gate:
                 return decision
 
     def _interval(self, robots: RobotsTxt, agent: str, *, clamp: bool = False
-                  ) -> tuple[float, str, float | None]:
+                  ) -> tuple[float, Reason, float | None]:
         """(seconds between request starts, what sets it, the Crawl-delay asked if cut down)."""
         config = self.config
         delay = robots.crawl_delay(agent) or 0.0
         asked = None
-        reason = "crawl-delay"
+        reason = Reason.CRAWL_DELAY
         if delay > config.max_crawl_delay:
             asked = delay
             if config.on_long_delay == "refuse" and not clamp:
-                return 0.0, "crawl-delay-too-long", asked
-            delay, reason = config.max_crawl_delay, "crawl-delay-clamped"
+                return 0.0, Reason.CRAWL_DELAY_TOO_LONG, asked
+            delay, reason = config.max_crawl_delay, Reason.CRAWL_DELAY_CLAMPED
         rate = robots.request_rate(agent)
         interval, why = delay, reason  # the largest of the three; on a tie, the first named
         if rate is not None and rate.interval > interval:
-            interval, why = rate.interval, "request-rate"
+            interval, why = rate.interval, Reason.REQUEST_RATE
         if config.min_delay > interval:
-            interval, why = config.min_delay, "min-delay"
+            interval, why = config.min_delay, Reason.MIN_DELAY
         if asked is not None and interval == delay:
-            why = "crawl-delay-clamped"
+            why = Reason.CRAWL_DELAY_CLAMPED
         if interval > 0:
             interval += config.pacing_margin
         return interval, why, asked
@@ -233,17 +221,16 @@ class Gate:
 
         Refused when robots.txt disallows everything for the agent, or cannot be fetched.
         """
-        agent = agent or self.config.agent
         entry = await self.entry(origin, user_agent, agent)
         if entry.robots is None:
             retry = max(1, math.ceil(entry.expires_at - self._clock()))
-            return Verdict("unavailable", "robots-unavailable", agent or "*", origin.robots_url,
-                           entry, retry_after=retry)
+            return Verdict("unavailable", Reason.ROBOTS_UNAVAILABLE, agent or "*",
+                           origin.robots_url, entry, retry_after=retry)
         agent = agent or entry.robots.agent_for(user_agent or "")
         if entry.robots.disallows_all(agent):
-            return Verdict("block", "disallowed-host", agent, origin.robots_url, entry,
+            return Verdict("block", Reason.DISALLOWED_HOST, agent, origin.robots_url, entry,
                            entry.robots.decide(agent, "/"))
-        return Verdict("forward", "tunnel", agent, origin.robots_url, entry)
+        return Verdict("forward", Reason.TUNNEL, agent, origin.robots_url, entry)
 
     async def entry(self, origin: Origin, user_agent: str | None,
                     agent: str | None = None) -> RobotsEntry:
@@ -266,7 +253,7 @@ class Gate:
         if task is None:
             # The store decides who fetches: this gate, or (shared store) one proxy of a fleet.
             task = asyncio.create_task(self._store.refresh(
-                key, cached, lambda: self._refresh(origin, key, fetch_as, cached)))
+                key, cached, lambda: self._retrieval.retrieve(origin, key, fetch_as, cached)))
             self._inflight[key] = task
             task.add_done_callback(lambda _: self._inflight.pop(key, None))
         # shield: a client that goes away must not cancel the fetch the others wait for.
@@ -295,55 +282,3 @@ class Gate:
             self._identities.clear()
         self._identities[(ua, agent)] = known
         return known
-
-    async def _refresh(self, origin: Origin, key: str, user_agent: str | None,
-                       stale: RobotsEntry | None) -> RobotsEntry:
-        self.fetches += 1
-        with self.metrics.fetching():
-            result = await self._fetcher.fetch(origin.robots_url, user_agent)
-        self.metrics.fetched(result.outcome)
-        entry = self._entry_for(origin, result, stale)
-        if self._archive is not None and entry.sha256 is not None and result.outcome == "ok":
-            # Before the entry is used: no decision without its evidence (a failure fails closed).
-            await self._archive.keep(entry.sha256, result, entry.fetched_at)
-        await self._store.put(key, entry)
-        return entry
-
-    def _entry_for(self, origin: Origin, result: FetchResult,
-                   stale: RobotsEntry | None) -> RobotsEntry:
-        now = self._clock()
-        ttl = self.config.cache_ttl
-        if result.max_age is not None:
-            ttl = min(ttl, result.max_age)
-        if result.outcome == "ok":
-            sha, body, robots = self._shared(result.body)
-            return RobotsEntry("ok", origin.robots_url, robots, result.status, sha, now,
-                               now + ttl, body=body)
-        if result.outcome == "missing":
-            return RobotsEntry("missing", origin.robots_url, self._allow_all, result.status,
-                               None, now, now + ttl, error=result.error)
-        retry_at = now + self.config.error_ttl
-        if stale is not None and stale.robots is not None:
-            # RFC 9309 §2.3.1.4: keep using the last good copy while the origin is in trouble.
-            return RobotsEntry(stale.kind, stale.robots_url, stale.robots, stale.status,
-                               stale.sha256, stale.fetched_at, retry_at, result.error, stale.body)
-        return RobotsEntry("unreachable", origin.robots_url, None, result.status, None, now,
-                           retry_at, result.error)
-
-    def parse(self, sha: str, body: bytes) -> RobotsTxt:
-        """A body's rules through this gate's parse cache (a shared store reads bodies back)."""
-        return self._cached(sha, body)[1]
-
-    def _shared(self, body: bytes) -> tuple[str, bytes, RobotsTxt]:
-        """(sha256, body, rules): the same three objects for every origin serving this body."""
-        sha, robots, kept = self._cached(hashlib.sha256(body).hexdigest(), body)
-        return sha, kept, robots
-
-    def _cached(self, sha: str, body: bytes) -> tuple[str, RobotsTxt, bytes]:
-        cached = self._parsed.get(sha)
-        if cached is None:
-            robots = RobotsTxt.parse(body, semantics=self.config.semantics,
-                                     case_sensitive=self.config.case_sensitive)
-            cached = (sha, robots, body)
-            self._parsed[sha] = cached
-        return cached

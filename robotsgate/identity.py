@@ -7,12 +7,12 @@ which the bot controls, so it is the weakest source.
 """
 
 import ipaddress
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-_TOKEN = re.compile(r"[A-Za-z_-]+")
+from robotsgate.protocol import PRODUCT_TOKEN, is_product_token
+
 Source = Literal["map-user", "map-address", "proxyauth", "option", "user-agent"]
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
@@ -32,10 +32,6 @@ class Identity:
 _BY_USER_AGENT = Identity(None, "user-agent")  # the common answer, shared: a value
 
 
-def is_token(text: str) -> bool:
-    return _TOKEN.fullmatch(text) is not None
-
-
 @dataclass(frozen=True, slots=True)
 class AgentMap:
     users: dict[str, str]
@@ -52,7 +48,7 @@ class AgentMap:
         for entry in entries:
             key, sep, token = entry.partition("=")
             key, token = key.strip(), token.strip()
-            if not sep or not key or not is_token(token):
+            if not sep or not key or not is_product_token(token):
                 raise ValueError(f"{entry!r} is not KEY=Token (KEY a user name, an address or a "
                                  f"network such as 10.0.0.0/8; Token letters, '-' and '_')")
             key = key.removeprefix("user:")
@@ -80,7 +76,7 @@ class AgentMap:
                 for network, token in self.networks:
                     if ip.version == network.version and ip in network:
                         return Identity(token, "map-address")
-        if user is not None and is_token(user):
+        if user is not None and is_product_token(user):
             return Identity(user, "proxyauth")
         if agent_option:
             return Identity(agent_option, "option")
@@ -89,4 +85,4 @@ class AgentMap:
 
 def is_product(user_agent: str) -> bool:
     """Whether a User-Agent header names any product at all (so that it can pick a group)."""
-    return _TOKEN.search(user_agent) is not None
+    return PRODUCT_TOKEN.search(user_agent) is not None

@@ -3,7 +3,7 @@
     .venv/bin/python scripts/bench_hostile.py [--case NAME] [--url-length N] [--attack S] ...
     .venv/bin/python scripts/bench_hostile.py --table      # µs per decision, no proxy
 
-Starts a real `mitmdump -s addon.py` on 127.0.0.1 (tests/e2e/servers.py's Proxy), a hostile
+Starts a real `mitmdump -s addon.py` on 127.0.0.1 (tests/e2e/proxy.py's Proxy), a hostile
 origin on 127.0.0.2 serving one of the worst robots.txt files we know how to build (at most
 500 KiB, see tests/protocol/hostile_files.py) and an unrelated origin on 127.0.0.3 with an
 ordinary robots.txt. Both robots.txt are fetched (and the hostile one parsed and compiled)
@@ -348,13 +348,12 @@ def main() -> None:
     print(f"in this process: parse {parse_s * 1e3:,.0f} ms, compile {compile_s * 1e3:,.0f} ms, "
           f"one decision on an attack path {decide_s * 1e6:,.0f} µs")
 
-    from tests.e2e.servers import Proxy
+    import tests.e2e.proxy as mitmdump
+    from tests.e2e.proxy import Proxy
 
     work = Path(tempfile.mkdtemp(prefix="robotsgate-bench-hostile-"))
-    import tests.e2e.servers as servers
-
-    servers.ADDON = source / "addon.py"
-    servers.REPO = source
+    mitmdump.ADDON = source / "addon.py"
+    mitmdump.REPO = source
     proxy = Proxy(work, {"flow_detail": 0, "termlog_verbosity": "warn"})
     with running(proxy.stop, hostile.stop, unrelated.stop, benign.stop):
         port = proxy.port

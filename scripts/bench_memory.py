@@ -21,8 +21,10 @@ import httpx
 from robotsgate.fetch import Fetcher
 from robotsgate.gate import Gate, GateConfig, Request
 from robotsgate.origin import Origin
-from robotsgate.pacing import Pacer
-from robotsgate.store import MemoryStore
+from robotsgate.retrieval import Retrieval
+from robotsgate.rules_cache import RulesCache
+from robotsgate.state.pacing import Pacer
+from robotsgate.state.store import MemoryStore
 
 RULES = 4096  # robots_rules_cache's default
 
@@ -71,11 +73,12 @@ async def main() -> None:
     size = max(steps)
     # As the addon builds it, with its defaults: every origin remembered, robots_rules_cache
     # distinct files kept parsed, the others parsed again from their body when needed.
-    store = MemoryStore(size)
-    gate = Gate(GateConfig(parsed_cache_size=RULES),
-                Fetcher(timeout=5, transport=httpx.MockTransport(answer)),
-                store, time.time, Pacer(time.monotonic, max_wait=60, max_hosts=size))
-    store.parse = gate.parse
+    rules = RulesCache(RULES)
+    store = MemoryStore(size, rules)
+    retrieval = Retrieval(Fetcher(timeout=5, transport=httpx.MockTransport(answer)), rules,
+                          store, time.time)
+    gate = Gate(GateConfig(), store, retrieval, time.time,
+                Pacer(time.monotonic, max_wait=60, max_hosts=size))
 
     async def visit(index: int) -> None:
         await gate.check(Request(Origin.of("http", f"site{index}.example", None), "/page",

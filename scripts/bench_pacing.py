@@ -28,7 +28,8 @@ import httpx
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tests.e2e.servers import Origin, Proxy  # noqa: E402  (needs the repository on the path)
+from tests.e2e.origins import Origin  # noqa: E402  (needs the repository on the path)
+from tests.e2e.proxy import Proxy  # noqa: E402
 
 
 def _serve_origin(robots: str, ready: "multiprocessing.Queue[int]",

@@ -17,8 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from robotsgate.pages import PageConfig, Pages
-from robotsgate.protocol.pages import MAX_PAGE_BYTES
+from robotsgate.pages import MAX_PAGE_BYTES, PageConfig, Pages
 
 ROW = ('<div class="item"><h2>Item {i}</h2><p>Some descriptive text about item {i}, &amp; a '
        'little more of it.</p><a href="/items/{i}?ref=list">item {i}</a></div>\n')

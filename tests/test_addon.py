@@ -7,10 +7,11 @@ from pathlib import Path
 
 import httpx
 import pytest
+from driver import Driven, driven
 from mitmproxy import exceptions, http
-from mitmproxy.test import taddons, tflow
+from mitmproxy.test import tflow
 
-from robotsgate.addon import RobotsGate, _upstream_proxy
+from robotsgate.assemble import Clocks, Upstream
 
 ROBOTS = b"# test\nUser-agent: *\nDisallow: /private\nAllow: /private/ok\n"
 
@@ -54,10 +55,9 @@ def flow(url: str, user_agent: str = "TestBot/1.0", **headers: str) -> http.HTTP
 
 @pytest.fixture
 def gate(origins: Origins, audit_path: Path):
-    addon = RobotsGate(clock=lambda: 1_700_000_000.0, transport=httpx.MockTransport(origins))
-    with taddons.context(addon) as tctx:
-        tctx.configure(addon, robots_audit_log=str(audit_path))
-        yield addon, tctx
+    with driven(clocks=Clocks(clock=lambda: 1_700_000_000.0),
+                transport=httpx.MockTransport(origins), robots_audit_log=str(audit_path)) as addon:
+        yield addon, addon.tctx
 
 
 async def test_allowed_request_is_left_alone(gate):
@@ -68,8 +68,8 @@ async def test_allowed_request_is_left_alone(gate):
 
 
 async def test_disallowed_request_is_answered_403_with_the_reason(gate, audit_path):
-    addon, tctx = gate
-    tctx.configure(addon, robots_agent="MyBot")
+    addon, _ = gate
+    addon.configure(robots_agent="MyBot")
     f = flow("http://example.com/private/x?y=1")
     await addon.request(f)
     assert f.response is not None and f.response.status_code == 403
@@ -104,8 +104,8 @@ async def test_allow_rule_wins_over_shorter_disallow(gate):
 
 
 async def test_unreachable_robots_txt_is_503_with_retry_after(gate, audit_path):
-    addon, tctx = gate
-    tctx.configure(addon, robots_error_ttl=120)
+    addon, _ = gate
+    addon.configure(robots_error_ttl=120)
     f = flow("http://down.example/anything")
     await addon.request(f)
     assert f.response is not None and f.response.status_code == 503
@@ -116,8 +116,8 @@ async def test_unreachable_robots_txt_is_503_with_retry_after(gate, audit_path):
 
 
 async def test_monitor_mode_forwards_but_records_would_block(gate, audit_path):
-    addon, tctx = gate
-    tctx.configure(addon, robots_mode="monitor")
+    addon, _ = gate
+    addon.configure(robots_mode="monitor")
     f = flow("http://example.com/private")
     await addon.request(f)
     assert f.response is None
@@ -140,9 +140,7 @@ async def test_internal_error_fails_closed(audit_path, caplog):
     def broken(request: httpx.Request) -> httpx.Response:
         raise RuntimeError("boom")
 
-    addon = RobotsGate(transport=httpx.MockTransport(broken))
-    with taddons.context(addon) as tctx:
-        tctx.configure(addon, robots_audit_log=str(audit_path))
+    with driven(transport=httpx.MockTransport(broken), robots_audit_log=str(audit_path)) as addon:
         f = flow("http://example.com/page")
         await addon.request(f)
     assert f.response is not None and f.response.status_code == 503
@@ -180,16 +178,15 @@ async def test_the_bots_own_robots_txt_passes(gate, origins):
     ("robots_audit_log", "/nonexistent/dir/audit.jsonl", "robots_audit_log"),
 ])
 def test_bad_options_are_refused_naming_the_option(option, value, message, tmp_path):
-    addon = RobotsGate()
-    with taddons.context(addon) as tctx:
-        tctx.configure(addon, robots_audit_log=str(tmp_path / "a.jsonl"))
-        with pytest.raises(exceptions.OptionsError, match=message):
-            tctx.configure(addon, **{option: value})
+    with driven(robots_audit_log=str(tmp_path / "a.jsonl")) as addon, \
+            pytest.raises(exceptions.OptionsError, match=message):
+        addon.configure(**{option: value})
 
 
 def test_upstream_mode_is_used_for_the_robots_txt_fetch_too():
-    assert _upstream_proxy(["regular"]) is None
-    assert _upstream_proxy(["upstream:http://proxy.internal:3128"]) == "http://proxy.internal:3128"
+    assert Upstream.proxy_of(["regular"]) is None
+    assert Upstream.proxy_of(["upstream:http://proxy.internal:3128"]) == \
+        "http://proxy.internal:3128"
 
 
 # -- politeness through the addon ------------------------------------------------------------
@@ -221,14 +218,13 @@ def paced(audit_path: Path):
         "http://greedy.example/robots.txt": httpx.Response(
             200, content=b"User-agent: *\nCrawl-delay: 3600\n"),
     })
-    addon = RobotsGate(clock=fake, monotonic=fake, sleep=fake.sleep,
-                       transport=httpx.MockTransport(origins))
-    with taddons.context(addon) as tctx:
-        tctx.configure(addon, robots_audit_log=str(audit_path), robots_pacing_margin_ms=0)
-        yield addon, tctx, fake
+    with driven(clocks=Clocks(clock=fake, monotonic=fake, sleep=fake.sleep),
+                transport=httpx.MockTransport(origins), robots_audit_log=str(audit_path),
+                robots_pacing_margin_ms=0) as addon:
+        yield addon, addon.tctx, fake
 
 
-async def forward(addon: RobotsGate, url: str, status: int = 200,
+async def forward(addon: Driven, url: str, status: int = 200,
                   **headers: str) -> http.HTTPFlow:
     """One request through the request hook and, when forwarded, an origin answer back."""
     f = flow(url)
@@ -273,9 +269,9 @@ async def test_an_origin_cannot_speak_in_robotsgates_name(paced):
 
 
 async def test_a_wait_beyond_max_wait_is_answered_429(paced, audit_path):
-    addon, tctx, fake = paced
+    addon, _, fake = paced
     fake.advance = False  # three requests at once
-    tctx.configure(addon, robots_max_wait=3)
+    addon.configure(robots_max_wait=3)
     for _ in range(2):
         await forward(addon, "http://slow.example/a")
     third = await forward(addon, "http://slow.example/a")
@@ -287,8 +283,8 @@ async def test_a_wait_beyond_max_wait_is_answered_429(paced, audit_path):
 
 
 async def test_long_crawl_delay_clamped_is_audited_with_what_the_site_asked(paced, audit_path):
-    addon, tctx, fake = paced
-    tctx.configure(addon, robots_max_crawl_delay=10, robots_max_wait=60)
+    addon, _, fake = paced
+    addon.configure(robots_max_crawl_delay=10, robots_max_wait=60)
     await forward(addon, "http://greedy.example/a")
     await forward(addon, "http://greedy.example/b")
     assert fake.sleeps == [10.0]
@@ -298,8 +294,8 @@ async def test_long_crawl_delay_clamped_is_audited_with_what_the_site_asked(pace
 
 
 async def test_long_crawl_delay_refused(paced, audit_path):
-    addon, tctx, _ = paced
-    tctx.configure(addon, robots_max_crawl_delay=10, robots_on_long_delay="refuse")
+    addon, _, _ = paced
+    addon.configure(robots_max_crawl_delay=10, robots_on_long_delay="refuse")
     f = await forward(addon, "http://greedy.example/a")
     assert f.response is not None and f.response.status_code == 429
     assert records(audit_path)[-1]["asked_delay_ms"] == 3_600_000
@@ -336,16 +332,16 @@ async def test_the_proxys_own_answers_are_not_pushback(paced):
 
 
 async def test_min_delay_applies_without_any_robots_txt_delay(paced):
-    addon, tctx, fake = paced
-    tctx.configure(addon, robots_min_delay_ms=250)
+    addon, _, fake = paced
+    addon.configure(robots_min_delay_ms=250)
     await forward(addon, "http://free.example/a")
     await forward(addon, "http://free.example/b")
     assert fake.sleeps == [0.25]
 
 
 async def test_the_pacing_margin_is_added_to_every_non_zero_interval(paced):
-    addon, tctx, fake = paced
-    tctx.configure(addon, robots_pacing_margin_ms=10)
+    addon, _, fake = paced
+    addon.configure(robots_pacing_margin_ms=10)
     await forward(addon, "http://slow.example/a")
     await forward(addon, "http://slow.example/b")
     await forward(addon, "http://free.example/a")

@@ -5,10 +5,11 @@ from pathlib import Path
 
 import httpx
 import pytest
+from driver import driven
 from mitmproxy import exceptions, http
-from mitmproxy.test import taddons, tflow
+from mitmproxy.test import tflow
 
-from robotsgate.addon import RobotsGate
+from robotsgate.assemble import Clocks
 
 ROBOTS = {
     "http://example.com/robots.txt":
@@ -30,10 +31,9 @@ def audit_path(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def gate(audit_path: Path):
-    addon = RobotsGate(clock=lambda: 1_700_000_000.0, transport=httpx.MockTransport(answer))
-    with taddons.context(addon) as tctx:
-        tctx.configure(addon, robots_audit_log=str(audit_path))
-        yield addon, tctx
+    with driven(clocks=Clocks(clock=lambda: 1_700_000_000.0),
+                transport=httpx.MockTransport(answer), robots_audit_log=str(audit_path)) as addon:
+        yield addon, addon.tctx
 
 
 def records(path: Path) -> list[dict[str, object]]:
@@ -55,8 +55,8 @@ def flow(url: str, *, user_agent: str | None = "curl/8.0", client: str = "192.0.
 
 
 async def test_map_by_client_address_beats_the_user_agent(gate, audit_path):
-    addon, tctx = gate
-    tctx.configure(addon, robots_agents=["192.0.2.0/24=MappedBot"])
+    addon, _ = gate
+    addon.configure(robots_agents=["192.0.2.0/24=MappedBot"])
     f = flow("http://example.com/mapped-only")
     await addon.request(f)
     assert f.response is not None and f.response.status_code == 403
@@ -79,8 +79,8 @@ async def test_proxyauth_user_is_the_token_unless_mapped(gate, audit_path):
 
 
 async def test_robots_agent_is_used_when_nothing_maps(gate, audit_path):
-    addon, tctx = gate
-    tctx.configure(addon, robots_agent="MappedBot", robots_agents=["10.0.0.0/8=OtherBot"])
+    addon, _ = gate
+    addon.configure(robots_agent="MappedBot", robots_agents=["10.0.0.0/8=OtherBot"])
     f = flow("http://example.com/mapped-only")
     await addon.request(f)
     assert f.response is not None and f.response.status_code == 403
@@ -88,8 +88,8 @@ async def test_robots_agent_is_used_when_nothing_maps(gate, audit_path):
 
 
 async def test_require_agent_answers_407_when_nothing_identifies_the_bot(gate, audit_path):
-    addon, tctx = gate
-    tctx.configure(addon, robots_require_agent=True)
+    addon, _ = gate
+    addon.configure(robots_require_agent=True)
     f = flow("http://example.com/page", user_agent=None)
     await addon.request(f)
     assert f.response is not None and f.response.status_code == 407
@@ -102,8 +102,8 @@ async def test_require_agent_answers_407_when_nothing_identifies_the_bot(gate, a
 
 
 async def test_require_agent_is_satisfied_by_configuration(gate):
-    addon, tctx = gate
-    tctx.configure(addon, robots_require_agent=True, robots_agents=["192.0.2.7=MappedBot"])
+    addon, _ = gate
+    addon.configure(robots_require_agent=True, robots_agents=["192.0.2.7=MappedBot"])
     f = flow("http://example.com/page", user_agent=None)
     await addon.request(f)
     assert f.response is None
@@ -129,9 +129,8 @@ async def test_a_host_header_for_the_same_host_is_fine(gate, host):
 @pytest.mark.parametrize(("setting", "status", "forwarded"), [("closed", 503, False),
                                                                 ("continue", 403, False)])
 async def test_an_unwritable_audit_log(setting, status, forwarded, caplog):
-    addon = RobotsGate(transport=httpx.MockTransport(answer))
-    with taddons.context(addon) as tctx:
-        tctx.configure(addon, robots_audit_log="/dev/full", robots_audit_failure=setting)
+    with driven(transport=httpx.MockTransport(answer), robots_audit_log="/dev/full",
+                robots_audit_failure=setting) as addon:
         f = flow("http://example.com/private")
         await addon.request(f)
     assert (f.response is None) is forwarded
@@ -140,11 +139,9 @@ async def test_an_unwritable_audit_log(setting, status, forwarded, caplog):
 
 
 def test_bad_agent_map_is_refused_naming_the_option(tmp_path):
-    addon = RobotsGate()
-    with taddons.context(addon) as tctx:
-        tctx.configure(addon, robots_audit_log=str(tmp_path / "a.jsonl"))
-        with pytest.raises(exceptions.OptionsError, match="robots_agents"):
-            tctx.configure(addon, robots_agents=["10.0.0.0/8 CrawlerBot"])
+    with driven(robots_audit_log=str(tmp_path / "a.jsonl")) as addon, \
+            pytest.raises(exceptions.OptionsError, match="robots_agents"):
+        addon.configure(robots_agents=["10.0.0.0/8 CrawlerBot"])
 
 
 # -- tunnels mitmproxy does not intercept -------------------------------------------------------
@@ -159,8 +156,8 @@ def connect(host: str, port: int = 443) -> http.HTTPFlow:
 
 
 async def test_an_ignored_host_that_disallows_everything_gets_no_tunnel(gate, audit_path):
-    addon, tctx = gate
-    tctx.configure(addon, ignore_hosts=[r"\.example:443$"])
+    addon, _ = gate
+    addon.configure(ignore_hosts=[r"\.example:443$"])
     f = connect("closed.example")
     await addon.http_connect(f)
     assert f.response is not None and f.response.status_code == 403
@@ -169,8 +166,8 @@ async def test_an_ignored_host_that_disallows_everything_gets_no_tunnel(gate, au
 
 
 async def test_an_ignored_host_with_some_allowed_paths_gets_a_recorded_tunnel(gate, audit_path):
-    addon, tctx = gate
-    tctx.configure(addon, ignore_hosts=[r"\.example:443$"])
+    addon, _ = gate
+    addon.configure(ignore_hosts=[r"\.example:443$"])
     f = connect("open.example")
     await addon.http_connect(f)
     assert f.response is None
@@ -179,10 +176,8 @@ async def test_an_ignored_host_with_some_allowed_paths_gets_a_recorded_tunnel(ga
 
 
 async def test_an_ignored_host_whose_robots_txt_cannot_be_fetched_gets_503():
-    addon_down = RobotsGate(transport=httpx.MockTransport(
-        lambda request: httpx.Response(500)))
-    with taddons.context(addon_down) as t2:
-        t2.configure(addon_down, robots_audit_log="-", ignore_hosts=[r"unreachable"])
+    with driven(transport=httpx.MockTransport(lambda request: httpx.Response(500)),
+                robots_audit_log="-", ignore_hosts=[r"unreachable"]) as addon_down:
         f = connect("unreachable.example")
         await addon_down.http_connect(f)
     assert f.response is not None and f.response.status_code == 503
@@ -199,8 +194,8 @@ async def test_intercepted_tunnels_are_left_to_the_requests_inside(gate, audit_p
 async def test_with_ignore_hosts_set_every_tunnel_is_decided_on_its_host(gate, audit_path):
     # mitmproxy may also pass a tunnel through by its address or TLS server name, which are not
     # known at CONNECT time: a CONNECT that does not match ignore_hosts is still decided.
-    addon, tctx = gate
-    tctx.configure(addon, ignore_hosts=[r"^127\.0\.0\.3:"])
+    addon, _ = gate
+    addon.configure(ignore_hosts=[r"^127\.0\.0\.3:"])
     f = connect("closed.example")
     await addon.http_connect(f)
     assert f.response is not None and f.response.status_code == 403

@@ -7,15 +7,15 @@ from pathlib import Path
 
 import httpx
 import pytest
+from conftest import Origins, ok, request_for, wire_gate
+from driver import driven
 from mitmproxy import exceptions
-from mitmproxy.test import taddons, tflow
+from mitmproxy.test import tflow
 
-from robotsgate.addon import RobotsGate
 from robotsgate.archive import RobotsArchive
-from robotsgate.fetch import Fetcher, FetchResult
-from robotsgate.gate import Gate, GateConfig, Request
-from robotsgate.origin import Origin
-from robotsgate.store import MemoryStore
+from robotsgate.assemble import Clocks
+from robotsgate.fetch import FetchResult
+from robotsgate.gate import Gate, Request
 
 SHARED = b"User-agent: *\nDisallow: /private\n"
 OTHER = b"User-agent: *\nDisallow: /other\n"
@@ -66,19 +66,13 @@ def test_an_unwritable_directory_is_refused(tmp_path: Path) -> None:
 
 
 def gate_for(answers: dict[str, bytes | int], archive: RobotsArchive) -> Gate:
-    def answer(request: httpx.Request) -> httpx.Response:
-        found = answers.get(str(request.url), 404)
-        if isinstance(found, int):
-            return httpx.Response(found)
-        return httpx.Response(200, content=found)
-
-    fetcher = Fetcher(timeout=2, transport=httpx.MockTransport(answer))
-    return Gate(GateConfig(), fetcher, MemoryStore(100), lambda: NOW, archive=archive)
+    origins = Origins({url: httpx.Response(found) if isinstance(found, int) else ok(found)
+                       for url, found in answers.items()})
+    return wire_gate(origins.fetcher(), lambda: NOW, archive=archive).gate
 
 
 def request(url: str) -> Request:
-    u = httpx.URL(url)
-    return Request(Origin.of(u.scheme, u.host, u.port), u.raw_path.decode(), "Bot/1.0")
+    return request_for(url, "Bot/1.0")
 
 
 async def test_the_gate_archives_each_distinct_body_it_fetches_once(tmp_path: Path) -> None:
@@ -116,11 +110,9 @@ async def test_a_body_that_cannot_be_archived_decides_nothing(tmp_path: Path) ->
 
 def test_robots_archive_dir_is_refused_when_unusable(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("")
-    addon = RobotsGate()
-    with taddons.context(addon) as tctx:
-        tctx.configure(addon, robots_audit_log=str(tmp_path / "a.jsonl"))
-        with pytest.raises(exceptions.OptionsError, match="robots_archive_dir"):
-            tctx.configure(addon, robots_archive_dir=str(tmp_path / "file" / "archive"))
+    with driven(robots_audit_log=str(tmp_path / "a.jsonl")) as addon, \
+            pytest.raises(exceptions.OptionsError, match="robots_archive_dir"):
+        addon.configure(robots_archive_dir=str(tmp_path / "file" / "archive"))
 
 
 async def test_an_archive_failure_fails_closed_through_the_addon(tmp_path: Path) -> None:
@@ -129,10 +121,9 @@ async def test_an_archive_failure_fails_closed_through_the_addon(tmp_path: Path)
     def answer(request: httpx.Request) -> httpx.Response:
         return httpx.Response(200, content=SHARED)
 
-    addon = RobotsGate(clock=lambda: NOW, transport=httpx.MockTransport(answer))
-    with taddons.context(addon) as tctx:
-        tctx.configure(addon, robots_audit_log=str(tmp_path / "a.jsonl"),
-                       robots_archive_dir=str(archive))
+    with driven(clocks=Clocks(clock=lambda: NOW), transport=httpx.MockTransport(answer),
+                robots_audit_log=str(tmp_path / "a.jsonl"),
+                robots_archive_dir=str(archive)) as addon:
         archive.rmdir()
         archive.write_text("no longer a directory")
         flow = tflow.tflow()
@@ -149,9 +140,8 @@ async def test_audit_records_point_into_the_archive(tmp_path: Path) -> None:
     def answer(request: httpx.Request) -> httpx.Response:
         return httpx.Response(200, content=SHARED)
 
-    addon = RobotsGate(clock=lambda: NOW, transport=httpx.MockTransport(answer))
-    with taddons.context(addon) as tctx:
-        tctx.configure(addon, robots_audit_log=str(audit), robots_archive_dir=str(archive))
+    with driven(clocks=Clocks(clock=lambda: NOW), transport=httpx.MockTransport(answer),
+                robots_audit_log=str(audit), robots_archive_dir=str(archive)) as addon:
         flow = tflow.tflow()
         flow.request.url = "http://a.example/private/x"
         await addon.request(flow)

@@ -12,11 +12,12 @@ from pathlib import Path
 
 import httpx
 import pytest
+from driver import driven
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from mitmproxy.test import taddons, tflow
+from mitmproxy.test import tflow
 
-from robotsgate.addon import RobotsGate
+from robotsgate.assemble import Clocks
 from robotsgate.audit import AuditLog, AuditRecord
 from robotsgate.report import read, render_text
 from robotsgate.report_html import render_html
@@ -126,10 +127,9 @@ def utf16(text: str) -> str:
 async def test_a_block_for_a_user_agent_with_a_non_utf8_byte_is_recorded(tmp_path: Path) -> None:
     robots = httpx.Response(200, content=b"User-agent: *\nDisallow: /private\n")
     audit = tmp_path / "audit.jsonl"
-    addon = RobotsGate(clock=lambda: 1_700_000_000.0,
-                       transport=httpx.MockTransport(lambda request: robots))
-    with taddons.context(addon) as tctx:
-        tctx.configure(addon, robots_audit_log=str(audit))
+    with driven(clocks=Clocks(clock=lambda: 1_700_000_000.0),
+                transport=httpx.MockTransport(lambda request: robots),
+                robots_audit_log=str(audit)) as addon:
         flow = tflow.tflow()
         flow.request.url = "http://example.com/private/x"
         flow.request.headers["User-Agent"] = "MyBot/1.0 \udcff"  # sent as the byte 0xFF

@@ -5,10 +5,9 @@ import os
 from pathlib import Path
 
 import pytest
+from driver import driven
 from mitmproxy import exceptions
-from mitmproxy.test import taddons
 
-from robotsgate.addon import RobotsGate
 from robotsgate.audit import AuditLog, AuditRecord
 
 
@@ -98,24 +97,20 @@ def test_a_record_larger_than_the_limit_gets_a_file_of_its_own(tmp_path: Path) -
 ])
 def test_bad_rotation_options_are_refused_naming_the_option(option: str, value: int,
                                                            tmp_path: Path) -> None:
-    addon = RobotsGate()
-    with taddons.context(addon) as tctx:
-        tctx.configure(addon, robots_audit_log=str(tmp_path / "a.jsonl"))
-        with pytest.raises(exceptions.OptionsError, match=option):
-            tctx.configure(addon, **{option: value})
+    with driven(robots_audit_log=str(tmp_path / "a.jsonl")) as addon, \
+            pytest.raises(exceptions.OptionsError, match=option):
+        addon.configure(**{option: value})
 
 
 def test_the_addon_rotates_its_log_by_size(tmp_path: Path) -> None:
     path = tmp_path / "a.jsonl"
-    addon = RobotsGate()
-    with taddons.context(addon) as tctx:
-        tctx.configure(addon, robots_audit_log=str(path), robots_audit_max_bytes=1,
-                       robots_audit_keep=1)
-        assert addon._audit is not None
-        addon._audit.write(record(1))
-        addon._audit.write(record(2))
-        addon._reopen_audit()  # what SIGHUP does
-        addon._audit.write(record(3))
+    with driven(robots_audit_log=str(path), robots_audit_max_bytes=1, robots_audit_keep=1) as addon:
+        assert addon.recorder is not None
+        audit = addon.recorder.audit
+        audit.write(record(1))
+        audit.write(record(2))
+        addon.reopen_audit()  # what SIGHUP does
+        audit.write(record(3))
     assert urls(tmp_path / "a.jsonl.1") == ["http://a.example/2"]
     assert urls(path) == ["http://a.example/3"]
     assert not os.path.exists(tmp_path / "a.jsonl.2")

@@ -1,5 +1,5 @@
 """`robotsgate check | lint | report | show`, run as the installed command on real files and
-against a real origin server on 127.0.0.1 (tests/e2e/servers.py)."""
+against a real origin server on 127.0.0.1 (tests/e2e/origins.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 from e2e import audit_sample
-from e2e.servers import Origin, Reply, clean_env
+from e2e.machine import clean_env
+from e2e.origins import Origin, Reply
 
 from robotsgate.protocol import MAX_BYTES
 

@@ -1,26 +1,14 @@
-"""Paced requests take turns by when the previous one really left (robotsgate.departures)."""
+"""Paced requests take turns by when the previous one really left (state/departures.py)."""
 
 import asyncio
 
 import pytest
+from conftest import FakeClock
 
-from robotsgate.departures import Departures
+from robotsgate.state.departures import Departures
 
-
-class Clock:
-    """Monotonic time that moves only when someone sleeps or the test says so."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-        self.sleeps: list[float] = []
-
-    def __call__(self) -> float:
-        return self.now
-
-    async def sleep(self, seconds: float) -> None:
-        self.sleeps.append(seconds)
-        self.now += seconds
-        await asyncio.sleep(0)
+# Small numbers: pytest.approx's relative tolerance would swallow milliseconds at 1.7e9.
+START = 1000.0
 
 
 async def release(departures: Departures, flow: str, *, interval: float = 1.0,
@@ -30,7 +18,7 @@ async def release(departures: Departures, flow: str, *, interval: float = 1.0,
 
 
 async def test_a_late_departure_pushes_the_next_request_back() -> None:
-    clock = Clock()
+    clock = FakeClock(START)
     departures = Departures(clock, clock.sleep, max_hosts=10)
     await release(departures, "first")
     released = clock.now
@@ -42,7 +30,7 @@ async def test_a_late_departure_pushes_the_next_request_back() -> None:
 
 
 async def test_a_request_on_an_open_connection_left_when_it_was_released() -> None:
-    clock = Clock()
+    clock = FakeClock(START)
     departures = Departures(clock, clock.sleep, max_hosts=10)
     await release(departures, "first")
     clock.now += 0.5  # its answer came half a second later, with no connection opened for it
@@ -52,7 +40,7 @@ async def test_a_request_on_an_open_connection_left_when_it_was_released() -> No
 
 
 async def test_https_leaves_once_the_handshake_is_done() -> None:
-    clock = Clock()
+    clock = FakeClock(START)
     departures = Departures(clock, clock.sleep, max_hosts=10)
     await release(departures, "first", tls=True)
     released = clock.now
@@ -65,7 +53,7 @@ async def test_https_leaves_once_the_handshake_is_done() -> None:
 
 
 async def test_the_next_request_waits_for_the_previous_to_be_confirmed() -> None:
-    clock = Clock()
+    clock = FakeClock(START)
     departures = Departures(clock, clock.sleep, max_hosts=10)
     await release(departures, "first")
     second = asyncio.create_task(release(departures, "second"))
@@ -79,7 +67,7 @@ async def test_the_next_request_waits_for_the_previous_to_be_confirmed() -> None
 
 
 async def test_turns_are_taken_in_arrival_order() -> None:
-    clock = Clock()
+    clock = FakeClock(START)
     departures = Departures(clock, clock.sleep, max_hosts=10)
     order: list[str] = []
 
@@ -94,7 +82,7 @@ async def test_turns_are_taken_in_arrival_order() -> None:
 
 
 async def test_an_answer_to_another_request_confirms_nothing() -> None:
-    clock = Clock()
+    clock = FakeClock(START)
     departures = Departures(clock, clock.sleep, max_hosts=10, confirm_timeout=0.05)
     await release(departures, "first")
     departures.settled("a.example", "someone-else")
@@ -105,7 +93,7 @@ async def test_an_answer_to_another_request_confirms_nothing() -> None:
 
 
 async def test_hosts_do_not_wait_for_each_other() -> None:
-    clock = Clock()
+    clock = FakeClock(START)
     departures = Departures(clock, clock.sleep, max_hosts=10)
     await release(departures, "first", host="a.example")
     await release(departures, "second", host="b.example")

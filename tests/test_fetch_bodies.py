@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 
 import httpx
 import pytest
+from conftest import FakeClock, wire_gate
 
 from robotsgate.fetch import Fetcher
-from robotsgate.gate import Gate, GateConfig, Request
+from robotsgate.gate import Request
 from robotsgate.origin import Origin
 from robotsgate.protocol import MAX_BYTES, RobotsTxt
-from robotsgate.store import MemoryStore
 
 ALLOW = b"User-agent: *\nAllow: /public\n"
 DISALLOW = b"Disallow: /private\n"
@@ -285,19 +285,12 @@ async def test_the_bots_user_agent_is_sent_as_its_own_bytes(server, fetcher):
 # -- through the gate ---------------------------------------------------------------------------
 
 
-class Clock:
-    def __init__(self, now: float = 1_000_000.0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
-
-
 async def test_a_truncated_gzip_body_is_unavailable_and_remembered(server, fetcher):
     body = gzip.compress(ALLOW + b"#" * 2000 + b"\n" + DISALLOW)
     server.reply = Reply(body[: len(body) // 2], {"Content-Encoding": "gzip"})
-    clock = Clock()
-    gate = Gate(GateConfig(error_ttl=60), fetcher, MemoryStore(100), clock)
+    clock = FakeClock()
+    wired = wire_gate(fetcher, clock, error_ttl=60)
+    gate = wired.gate
     port = httpx.URL(server.url).port
     request = Request(Origin.of("http", "127.0.0.1", port), "/private/x", "FooBot/1.0")
 
@@ -310,8 +303,8 @@ async def test_a_truncated_gzip_body_is_unavailable_and_remembered(server, fetch
     clock.now += 59  # within robots_error_ttl: the failure is remembered, not fetched again
     again = await gate.check(request)
     assert again.reason == "robots-unavailable" and again.retry_after == 1
-    assert gate.fetches == 1 and server.requests == 1
+    assert wired.retrieval.fetches == 1 and server.requests == 1
 
     clock.now += 2  # past it: tried again
     await gate.check(request)
-    assert gate.fetches == 2 and server.requests == 2
+    assert wired.retrieval.fetches == 2 and server.requests == 2

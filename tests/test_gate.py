@@ -1,65 +1,37 @@
-"""The decision service and the fetcher, driven through httpx's transport and a fake clock."""
+"""The decision service and the fetcher, driven through httpx's transport and a fake clock.
+
+What the stores do under the gate (one fetch for everyone sharing one, the last good copy) is in
+tests/state/test_store_contract.py, for every store.
+"""
 
 import asyncio
 import gzip
 import tracemalloc
 import zlib
-from collections.abc import Awaitable, Callable
+from typing import Any
 
 import httpx
 import pytest
+from conftest import FakeClock, Origins, ok, request_for, wire_gate
 
 from robotsgate.fetch import MAX_REDIRECTS, Fetcher, max_age
-from robotsgate.gate import Gate, GateConfig, Request
+from robotsgate.gate import Gate, Request
 from robotsgate.origin import Origin
-from robotsgate.protocol import MAX_BYTES, RobotsTxt
-from robotsgate.store import MemoryStore
+from robotsgate.protocol import MAX_BYTES
+from robotsgate.rules_cache import RulesCache
+from robotsgate.state.store import HOT_ORIGINS, MemoryStore
 
 EX = "http://example.com/robots.txt"
 ROBOTS = b"User-agent: *\nDisallow: /private\n\nUser-agent: FooBot\nDisallow: /foo-only\n"
 
 
-class Clock:
-    def __init__(self, now: float = 1_000_000.0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
+def make_gate(origins: Origins, clock: FakeClock | None = None, **options: Any) -> Gate:
+    """A gate wired as the proxy wires it; `options` as wire_gate takes them (error_ttl=...)."""
+    return wire_gate(origins.fetcher(), clock or FakeClock(1_000_000.0), **options).gate
 
 
-def ok(body: bytes) -> httpx.Response:
-    return httpx.Response(200, content=body)
-
-
-Handler = Callable[[httpx.Request], Awaitable[httpx.Response]]
-
-
-class Origins:
-    """Answers robots.txt requests from a table, and counts them."""
-
-    def __init__(self, **routes: httpx.Response | Handler) -> None:
-        self.routes = routes
-        self.seen: list[httpx.Request] = []
-
-    async def __call__(self, request: httpx.Request) -> httpx.Response:
-        self.seen.append(request)
-        route = self.routes.get(str(request.url)) or self.routes.get(request.url.host)
-        if route is None:
-            return httpx.Response(404)
-        if isinstance(route, httpx.Response):
-            return httpx.Response(route.status_code, headers=route.headers, content=route.content)
-        return await route(request)
-
-
-def make_gate(origins: Origins, clock: Clock | None = None, **config: object) -> Gate:
-    fetcher = Fetcher(timeout=2, transport=httpx.MockTransport(origins))
-    return Gate(GateConfig(**config), fetcher, MemoryStore(100), clock or Clock())  # type: ignore[arg-type]
-
-
-def req(url: str, user_agent: str | None = "FooBot/1.0") -> Request:
-    parsed = httpx.URL(url)
-    path = parsed.raw_path.decode()
-    return Request(Origin.of(parsed.scheme, parsed.host, parsed.port), path, user_agent)
+def req(url: str, user_agent: str | None = "FooBot/1.0", agent: str | None = None) -> Request:
+    return request_for(url, user_agent, agent)
 
 
 # -- origins ----------------------------------------------------------------------------------
@@ -86,15 +58,14 @@ def test_scheme_and_port_make_different_origins():
 # -- decisions ---------------------------------------------------------------------------------
 
 async def test_disallowed_path_is_blocked_and_names_the_rule():
-    gate = make_gate(Origins(**{EX: ok(ROBOTS)}),
-                     agent="MyBot")
-    verdict = await gate.check(req("http://example.com/private/x"))
-    assert verdict.action == "block" and verdict.status == 403
+    gate = make_gate(Origins(**{EX: ok(ROBOTS)}))
+    verdict = await gate.check(req("http://example.com/private/x", agent="MyBot"))
+    assert verdict.action == "block" and verdict.status == 403 and verdict.agent == "MyBot"
     assert verdict.decision is not None and verdict.decision.rule is not None
     assert (verdict.decision.rule.pattern, verdict.decision.rule.line) == ("/private", 2)
     assert verdict.robots_url == "http://example.com/robots.txt"
     assert verdict.entry is not None and verdict.entry.status == 200
-    assert (await gate.check(req("http://example.com/public"))).action == "forward"
+    assert (await gate.check(req("http://example.com/public", agent="MyBot"))).action == "forward"
 
 
 async def test_user_agent_header_picks_the_group_when_no_agent_is_configured():
@@ -109,9 +80,11 @@ async def test_user_agent_header_picks_the_group_when_no_agent_is_configured():
 
 
 async def test_configured_agent_overrides_the_header():
-    gate = make_gate(Origins(**{EX: ok(ROBOTS)}),
-                     agent="FooBot")
-    assert (await gate.check(req("http://example.com/foo-only", "curl/8.0"))).action == "block"
+    gate = make_gate(Origins(**{EX: ok(ROBOTS)}))
+    verdict = await gate.check(req("http://example.com/foo-only", "curl/8.0", agent="FooBot"))
+    assert verdict.action == "block" and verdict.agent == "FooBot"
+    tunnel = await gate.check_host(Origin.of("http", "example.com", None), "curl/8.0", "FooBot")
+    assert tunnel.action == "forward" and tunnel.agent == "FooBot"
 
 
 async def test_query_string_is_part_of_the_match():
@@ -168,7 +141,7 @@ async def test_a_robots_txt_that_never_answers_times_out_as_unreachable():
 
 
 async def test_retry_after_counts_down_with_the_clock():
-    clock = Clock()
+    clock = FakeClock()
     gate = make_gate(Origins(**{EX: httpx.Response(503)}), clock,
                      error_ttl=60)
     await gate.check(req("http://example.com/x"))
@@ -271,7 +244,7 @@ async def test_the_second_request_does_not_refetch():
 
 
 async def test_ttl_expiry_refetches():
-    clock = Clock()
+    clock = FakeClock()
     origins = Origins(**{"example.com": ok(ROBOTS)})
     gate = make_gate(origins, clock, cache_ttl=3600)
     await gate.check(req("http://example.com/x"))
@@ -284,7 +257,7 @@ async def test_ttl_expiry_refetches():
 
 
 async def test_cache_control_max_age_shortens_the_ttl_but_never_lengthens_it():
-    clock = Clock()
+    clock = FakeClock()
     origins = Origins(**{
         "short.example": httpx.Response(
             200, headers={"Cache-Control": "public, max-age=60"}, content=ROBOTS),
@@ -312,7 +285,7 @@ def test_max_age(header, seconds):
 
 
 async def test_the_last_good_copy_is_used_while_robots_txt_is_unreachable():
-    clock = Clock()
+    clock = FakeClock()
     answers = [ok(ROBOTS), httpx.Response(500), ok(b"")]
 
     async def next_answer(request: httpx.Request) -> httpx.Response:
@@ -333,25 +306,6 @@ async def test_the_last_good_copy_is_used_while_robots_txt_is_unreachable():
     clock.now += 31
     fresh = await gate.check(req("http://example.com/private", "curl"))
     assert fresh.action == "forward" and len(origins.seen) == 3
-
-
-async def test_many_simultaneous_first_requests_make_one_fetch_and_all_wait_for_it():
-    release = asyncio.Event()
-
-    async def slow(request: httpx.Request) -> httpx.Response:
-        await release.wait()
-        return ok(ROBOTS)
-
-    origins = Origins(**{"example.com": slow})
-    gate = make_gate(origins)
-    tasks = [asyncio.create_task(gate.check(req(f"http://example.com/private/{i}", "curl")))
-             for i in range(200)]
-    await asyncio.sleep(0.01)
-    assert not any(t.done() for t in tasks), "no decision before robots.txt is known"
-    release.set()
-    verdicts = await asyncio.gather(*tasks)
-    assert len(origins.seen) == 1 and gate.fetches == 1
-    assert all(v.action == "block" for v in verdicts)
 
 
 async def test_a_client_that_goes_away_does_not_cancel_the_fetch_of_the_others():
@@ -402,10 +356,7 @@ async def test_cached_origins_keep_bodies_and_get_their_rules_back_through_the_p
     bodies = {f"s{i}.example": f"User-agent: *\nDisallow: /private-{i}\n".encode()
               for i in range(5)}
     origins = Origins(**{host: ok(body) for host, body in bodies.items()})
-    store = MemoryStore(100)
-    gate = Gate(GateConfig(parsed_cache_size=2), Fetcher(timeout=2,
-                transport=httpx.MockTransport(origins)), store, Clock())
-    store.parse = gate.parse
+    gate = make_gate(origins, rules_size=2)
     for i in range(5):
         assert (await gate.check(req(f"http://s{i}.example/private-{i}"))).action == "block"
     # Only two files stay parsed, and only a thousand-odd origins stay whole: the others come
@@ -417,24 +368,17 @@ async def test_cached_origins_keep_bodies_and_get_their_rules_back_through_the_p
     assert len(origins.seen) == 5
 
 
-async def test_a_store_with_a_parser_keeps_no_rules_in_its_entries():
-    from robotsgate.store import HOT_ORIGINS
-
-    store = MemoryStore(HOT_ORIGINS * 3)
-    parsed: list[str] = []
-
-    def parse(sha: str, body: bytes) -> RobotsTxt:
-        parsed.append(sha)
-        return RobotsTxt.parse(body)
-
-    store.parse = parse
+async def test_a_store_with_a_rules_cache_keeps_no_rules_in_its_entries():
+    rules = RulesCache(10)
+    store = MemoryStore(HOT_ORIGINS * 3, rules)
     fetched = await make_gate(Origins(**{"example.com": ok(ROBOTS)})).check(
         req("http://example.com/x"))
     entry = fetched.entry
-    assert entry is not None and entry.robots is not None
+    assert entry is not None and entry.robots is not None and entry.sha256 is not None
     for i in range(HOT_ORIGINS * 2):  # more than stay whole
         await store.put(f"o{i}", entry)
-    assert parsed == []
+    assert len(rules) == 0, "nothing parsed: the entries put had their rules"
     first = await store.get("o0")
-    assert first is not None and first.robots is not None and parsed == [entry.sha256]
+    assert first is not None and first.robots is not None and len(rules) == 1
+    assert first.robots is rules.parse(entry.sha256, entry.body)
     assert first.robots.decide("x", "/private").allowed is False

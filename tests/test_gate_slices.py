@@ -2,8 +2,9 @@
 
 import asyncio
 
+from conftest import Origins, ok
 from protocol.hostile_files import CASES, WORST
-from test_gate import Origins, make_gate, ok, req
+from test_gate import make_gate, req
 
 from robotsgate.protocol import MAX_URL_LENGTH
 

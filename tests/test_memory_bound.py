@@ -10,21 +10,17 @@ import hashlib
 import sys
 
 import httpx
+from conftest import FakeClock, wire_gate
 
 from robotsgate.fetch import Fetcher
-from robotsgate.gate import Gate, GateConfig, Request
+from robotsgate.gate import Request
 from robotsgate.origin import Origin
-from robotsgate.pacing import Pacer
-from robotsgate.store import MemoryStore
+from robotsgate.state.pacing import Pacer
+from robotsgate.state.store import MemoryStore
 
 ORIGINS = 100_000
 SIZE = 100  # robots_cache_size: store, parse cache and pacer alike
 WARM_UP = 5_000  # origins after which memory must stop growing
-
-
-class Clock:
-    def __call__(self) -> float:
-        return 1_000_000.0
 
 
 def body_for(host: str) -> bytes:
@@ -36,11 +32,11 @@ async def robots(request: httpx.Request) -> httpx.Response:
 
 
 async def test_hundred_thousand_origins_keep_memory_bounded() -> None:
-    clock = Clock()
+    clock = FakeClock(1_000_000.0)
     fetcher = Fetcher(timeout=2, transport=httpx.MockTransport(robots))
-    store = MemoryStore(SIZE)
-    pacer = Pacer(clock, max_wait=60, max_hosts=SIZE)
-    gate = Gate(GateConfig(parsed_cache_size=SIZE), fetcher, store, clock, pacer)
+    wired = wire_gate(fetcher, clock, rules_size=SIZE, store_size=SIZE)
+    gate, rules, store, pacer = wired.gate, wired.rules, wired.store, wired.pacer
+    assert isinstance(store, MemoryStore) and isinstance(pacer, Pacer)
     first_rules = older_rules = None
     blocks_after_warm_up = 0
 
@@ -61,7 +57,7 @@ async def test_hundred_thousand_origins_keep_memory_bounded() -> None:
     gc.collect()
     grown = sys.getallocatedblocks() - blocks_after_warm_up
 
-    assert gate.fetches == ORIGINS  # each origin fetched once, from the store afterwards
+    assert wired.retrieval.fetches == ORIGINS  # each origin fetched once, from the store afterwards
     # 95,000 more origins, and not a block more memory for them (a few hundred for noise;
     # keeping one object per origin anywhere would be 95,000 and more).
     assert grown < 1_000, grown
@@ -74,16 +70,16 @@ async def test_hundred_thousand_origins_keep_memory_bounded() -> None:
     for host in last:
         entry = await store.get(gate.cache_key(Origin.of("http", host, 80), "AnyBot/1.0"))
         assert entry is not None and entry.sha256 is not None
-        assert gate.parse(entry.sha256, body_for(host)) is entry.robots  # cached
+        assert rules.parse(entry.sha256, body_for(host)) is entry.robots  # cached
     older = f"site{ORIGINS - SIZE - 1}.example"
     body = body_for(older)
     assert older_rules is not None
-    assert gate.parse(hashlib.sha256(body).hexdigest(), body) is not older_rules  # parsed anew
+    assert rules.parse(hashlib.sha256(body).hexdigest(), body) is not older_rules  # parsed anew
     # Forgotten by the store.
     assert await store.get(gate.cache_key(Origin.of("http", older, 80), "AnyBot/1.0")) is None
 
     # The first origin was forgotten: asking again fetches again, and gets new rules.
     again = await gate.check(Request(Origin.of("http", "site0.example", 80), "/x", "AnyBot/1.0"))
-    assert gate.fetches == ORIGINS + 1
+    assert wired.retrieval.fetches == ORIGINS + 1
     assert again.entry is not None and again.entry.robots is not first_rules
     await fetcher.aclose()

@@ -6,17 +6,19 @@ from pathlib import Path
 
 import httpx
 import pytest
+from conftest import wire_gate
+from driver import driven
 from mitmproxy import exceptions
-from mitmproxy.test import taddons, tflow
+from mitmproxy.test import tflow
 from prometheus_client import CollectorRegistry, Histogram
 from prometheus_client.parser import text_string_to_metric_families
 
-from robotsgate.addon import RobotsGate
+from robotsgate.assemble import Clocks
 from robotsgate.fetch import Fetcher
-from robotsgate.gate import Gate, GateConfig, Request
+from robotsgate.gate import Request
 from robotsgate.metrics import WAIT_BUCKETS, Metrics
+from robotsgate.mitm import RobotsGate
 from robotsgate.origin import Origin
-from robotsgate.store import MemoryStore
 
 ROBOTS = b"User-agent: *\nDisallow: /private\nCrawl-delay: 2\n"
 NOW = 1_700_000_000.0
@@ -47,8 +49,8 @@ def request(url: str) -> Request:
 
 async def test_the_gate_counts_fetches_and_cache_lookups() -> None:
     metrics = Metrics()
-    gate = Gate(GateConfig(), Fetcher(timeout=2, transport=httpx.MockTransport(answer)),
-                MemoryStore(10), lambda: NOW, metrics=metrics)
+    gate = wire_gate(Fetcher(timeout=2, transport=httpx.MockTransport(answer)), lambda: NOW,
+                     store_size=10, metrics=metrics).gate
     for url in ("http://a.example/1", "http://a.example/2", "http://a.example/3",
                 "http://down.example/1", "http://missing.example/1", "http://missing.example/2"):
         await gate.check(request(url))
@@ -69,8 +71,8 @@ async def test_in_flight_fetches_are_a_gauge() -> None:
         await release.wait()
         return httpx.Response(200, content=ROBOTS)
 
-    gate = Gate(GateConfig(), Fetcher(timeout=30, transport=httpx.MockTransport(slow)),
-                MemoryStore(10), lambda: NOW, metrics=metrics)
+    gate = wire_gate(Fetcher(timeout=30, transport=httpx.MockTransport(slow)), lambda: NOW,
+                     store_size=10, metrics=metrics).gate
     waiting = [asyncio.create_task(gate.check(request(f"http://a.example/{n}")))
                for n in range(5)]
     await started.wait()
@@ -96,18 +98,16 @@ async def test_the_addon_counts_decisions_by_result_and_reason(tmp_path: Path) -
         slept.append(seconds)
         monotonic[0] += seconds
 
-    addon = RobotsGate(clock=lambda: NOW, monotonic=lambda: monotonic[0], sleep=sleep,
-                       transport=httpx.MockTransport(answer))
-    with taddons.context(addon) as tctx:
-        tctx.configure(addon, robots_audit_log=str(tmp_path / "a.jsonl"),
-                       robots_pacing_margin_ms=0)
+    with driven(clocks=Clocks(clock=lambda: NOW, monotonic=lambda: monotonic[0], sleep=sleep),
+                transport=httpx.MockTransport(answer), robots_audit_log=str(tmp_path / "a.jsonl"),
+                robots_pacing_margin_ms=0) as addon:
         for url in ("http://a.example/private/1", "http://a.example/private/2",
                     "http://a.example/public/1", "http://a.example/public/2",
                     "http://down.example/x", "http://a.example/robots.txt"):
             f = flow(url)
             await addon.request(f)
             addon.responseheaders(f)  # the origin answered (or the proxy did)
-        tctx.configure(addon, robots_mode="monitor")
+        addon.configure(robots_mode="monitor")
         await addon.request(flow("http://a.example/private/3"))
     m = addon.metrics
     assert value(m, "robotsgate_decisions_total", result="blocked", reason="disallowed") == 2
@@ -127,7 +127,7 @@ async def test_the_addon_counts_decisions_by_result_and_reason(tmp_path: Path) -
 
 
 def test_two_addons_count_apart() -> None:
-    a, b = RobotsGate(), RobotsGate()
+    a, b = RobotsGate().runtime, RobotsGate().runtime
     a.metrics.recorded("block", "disallowed")
     assert value(a.metrics, "robotsgate_decisions_total", result="blocked",
                  reason="disallowed") == 1
@@ -144,10 +144,8 @@ def free_port() -> int:
 async def test_metrics_are_served_on_the_metrics_port_and_stop_with_the_addon(
         tmp_path: Path) -> None:
     port = free_port()
-    addon = RobotsGate(clock=lambda: NOW, transport=httpx.MockTransport(answer))
-    with taddons.context(addon) as tctx:
-        tctx.configure(addon, robots_audit_log=str(tmp_path / "a.jsonl"),
-                       robots_metrics_port=port)
+    with driven(clocks=Clocks(clock=lambda: NOW), transport=httpx.MockTransport(answer),
+                robots_audit_log=str(tmp_path / "a.jsonl"), robots_metrics_port=port) as addon:
         await addon.request(flow("http://a.example/private/1"))
         async with httpx.AsyncClient(trust_env=False) as client:
             text = (await client.get(f"http://127.0.0.1:{port}/metrics")).text
@@ -164,11 +162,9 @@ def test_a_metrics_port_in_use_is_refused_naming_the_option(tmp_path: Path) -> N
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
-        addon = RobotsGate()
-        with taddons.context(addon) as tctx:
-            tctx.configure(addon, robots_audit_log=str(tmp_path / "a.jsonl"))
-            with pytest.raises(exceptions.OptionsError, match="robots_metrics_port"):
-                tctx.configure(addon, robots_metrics_port=taken.getsockname()[1])
+        with driven(robots_audit_log=str(tmp_path / "a.jsonl")) as addon, \
+                pytest.raises(exceptions.OptionsError, match="robots_metrics_port"):
+            addon.configure(robots_metrics_port=taken.getsockname()[1])
 
 
 def test_waits_land_in_the_buckets_prometheus_client_would_put_them_in() -> None:

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import httpx
 import pytest
+from driver import Driven, driven
 from mitmproxy import exceptions, http
-from mitmproxy.test import taddons, tflow
+from mitmproxy.test import tflow
 
-from robotsgate.addon import RobotsGate
+from robotsgate.assemble import Clocks
 from robotsgate.pages import PageConfig, Pages, url_key
 
 UA = "MyBot/1.0 (+http://bot.example/)"
@@ -59,14 +60,13 @@ def fake() -> FakeTime:
 @pytest.fixture
 def gate(audit_path: Path, fake: FakeTime):
     # No robots.txt anywhere (404): robots.txt allows everything, only page signals block.
-    addon = RobotsGate(clock=fake, monotonic=fake, sleep=fake.sleep,
-                       transport=httpx.MockTransport(lambda request: httpx.Response(404)))
-    with taddons.context(addon) as tctx:
-        tctx.configure(addon, robots_audit_log=str(audit_path))
-        yield addon, tctx
+    with driven(clocks=Clocks(clock=fake, monotonic=fake, sleep=fake.sleep),
+                transport=httpx.MockTransport(lambda request: httpx.Response(404)),
+                robots_audit_log=str(audit_path)) as addon:
+        yield addon, addon.tctx
 
 
-async def fetch(addon: RobotsGate, url: str, *, referer: str | None = None, user_agent: str = UA,
+async def fetch(addon: Driven, url: str, *, referer: str | None = None, user_agent: str = UA,
                 method: str = "GET", status: int = 200, content_type: str | None = HTML,
                 body: bytes = b"<html><body>page</body></html>",
                 headers: Sequence[tuple[str, str]] = ()) -> http.HTTPFlow:
@@ -188,8 +188,8 @@ async def test_the_memory_is_per_agent(gate):
 
 
 async def test_robots_agent_names_the_agent(gate):
-    addon, tctx = gate
-    tctx.configure(addon, robots_agent="MyBot")
+    addon, _ = gate
+    addon.configure(robots_agent="MyBot")
     body = b'<html><head><meta name="mybot" content="nofollow"></head>' \
            b'<body><a href="/a">a</a></body></html>'
     await fetch(addon, "http://example.com/p", body=body, user_agent="curl/8.0")
@@ -213,8 +213,8 @@ async def test_a_page_that_is_no_longer_nofollow_is_forgotten(gate):
 
 
 async def test_the_memory_expires(gate, fake):
-    addon, tctx = gate
-    tctx.configure(addon, robots_nofollow_ttl=60)
+    addon, _ = gate
+    addon.configure(robots_nofollow_ttl=60)
     page = "http://example.com/dir/page.html"
     await fetch(addon, page, body=NOFOLLOW_PAGE)
     fake.now += 59
@@ -224,8 +224,8 @@ async def test_the_memory_expires(gate, fake):
 
 
 async def test_enforcement_can_be_turned_off(gate, audit_path):
-    addon, tctx = gate
-    tctx.configure(addon, robots_enforce_nofollow=False)
+    addon, _ = gate
+    addon.configure(robots_enforce_nofollow=False)
     page = "http://example.com/dir/page.html"
     annotated = await fetch(addon, page, body=NOFOLLOW_PAGE)
     assert annotated.response.headers["X-Robots-Tag"] == "nofollow"  # still annotated
@@ -234,8 +234,8 @@ async def test_enforcement_can_be_turned_off(gate, audit_path):
 
 
 async def test_monitor_mode_records_would_block_and_forwards(gate, audit_path):
-    addon, tctx = gate
-    tctx.configure(addon, robots_mode="monitor")
+    addon, _ = gate
+    addon.configure(robots_mode="monitor")
     page = "http://example.com/dir/page.html"
     await fetch(addon, page, body=NOFOLLOW_PAGE)
     assert answered(await fetch(addon, "http://example.com/linked", referer=page)) is None
@@ -248,7 +248,7 @@ async def test_a_failing_nofollow_check_fails_closed(gate, audit_path):
     addon, _ = gate
     broken = FakeTime()
     # The memory's own timer (injected) fails once the page is remembered.
-    addon.pages = Pages(PageConfig(), FakeTime(), broken)
+    addon.runtime.pages = Pages(PageConfig(), FakeTime(), broken)
     page = "http://example.com/dir/page.html"
     await fetch(addon, page, body=NOFOLLOW_PAGE)
     broken.broken = True
@@ -306,8 +306,8 @@ async def test_a_compressed_page_is_read(gate):
 
 
 async def test_strip_mode_removes_noindex_text_and_nofollow_links(gate):
-    addon, tctx = gate
-    tctx.configure(addon, robots_strip=True)
+    addon, _ = gate
+    addon.configure(robots_strip=True)
     f = await fetch(addon, "http://example.com/s", body=SECTION_PAGE)
     content = f.response.content
     assert b"Secret words" not in content and b'href="/sidebar"' not in content
@@ -322,8 +322,8 @@ async def test_strip_mode_is_off_by_default(gate):
 
 
 async def test_strip_mode_keeps_the_content_encoding(gate):
-    addon, tctx = gate
-    tctx.configure(addon, robots_strip=True)
+    addon, _ = gate
+    addon.configure(robots_strip=True)
     f = await fetch(addon, "http://example.com/s", body=gzip.compress(SECTION_PAGE),
                     headers=[("Content-Encoding", "gzip")])
     assert f.response.headers["Content-Encoding"] == "gzip"
@@ -337,9 +337,9 @@ async def test_strip_mode_keeps_the_content_encoding(gate):
     ("robots_nofollow_memory", 0), ("robots_nofollow_ttl", 0),
     ("robots_nofollow_ttl", 31 * 86_400)])
 def test_bad_options_are_refused_naming_the_option(gate, option, value):
-    addon, tctx = gate
+    addon, _ = gate
     with pytest.raises(exceptions.OptionsError, match=option):
-        tctx.configure(addon, **{option: value})
+        addon.configure(**{option: value})
 
 
 # -- the memory on its own -------------------------------------------------------------------------
@@ -445,8 +445,8 @@ async def test_a_compression_bomb_page_is_read_no_further_than_the_cap(gate):
 
 
 async def test_strip_mode_leaves_a_long_compressed_page_as_it_came(gate):
-    addon, tctx = gate
-    tctx.configure(addon, robots_strip=True)
+    addon, _ = gate
+    addon.configure(robots_strip=True)
     raw = gzip.compress(b"<html><body><!-- robots content=noindex -->secret<!-- /robots -->"
                         + b" " * (3 << 20) + b"</body></html>")
     f = await fetch(addon, "http://example.com/long", body=raw,
@@ -456,8 +456,8 @@ async def test_strip_mode_leaves_a_long_compressed_page_as_it_came(gate):
 
 
 async def test_strip_mode_rewrites_a_long_plain_page_keeping_its_tail(gate):
-    addon, tctx = gate
-    tctx.configure(addon, robots_strip=True)
+    addon, _ = gate
+    addon.configure(robots_strip=True)
     tail = b" " * (3 << 20) + b"<!-- robots content=noindex -->past the cap<!-- /robots -->"
     body = b"<html><body><!-- robots content=noindex -->secret<!-- /robots -->" + tail
     f = await fetch(addon, "http://example.com/long", body=body)

@@ -1,4 +1,8 @@
-"""The Redis store, pacer and fetch lock against a real Redis (127.0.0.1:6379).
+"""What only the Redis-backed state does, against a real Redis (127.0.0.1:6379).
+
+What every store and every pacer does (Redis's among them) is in tests/state/, the contract
+suites. Here: how long Redis keeps an entry, the mirror each proxy keeps, the fetch lock, the
+round trips the pacer saves, the fleet's notices and its outages, and the fleet options.
 
 Each test has its own random key prefix and deletes its keys afterwards. Tests that stop Redis
 start their own redis-server on a free port. Several "proxies" are several store/pacer/gate
@@ -14,90 +18,34 @@ from pathlib import Path
 
 import httpx
 import pytest
-from e2e.redis_server import SHARED_URL, RedisServer, delete_prefix, new_prefix
+from conftest import Origins, ok, request_for, wire_gate
+from driver import driven
+from e2e.redis_server import RedisServer
 from mitmproxy import exceptions
-from mitmproxy.test import taddons
 from redis.asyncio import Redis
 
-from robotsgate.addon import RobotsGate
-from robotsgate.fetch import Fetcher
-from robotsgate.fleet import Fleet, SharedStateUnavailable, check_url, redacted
-from robotsgate.gate import Gate, GateConfig, Request
-from robotsgate.origin import Origin
-from robotsgate.pacing import Pacer, Refusal, Slot
-from robotsgate.redis_pacing import RedisPacer
-from robotsgate.redis_store import RedisStore
-from robotsgate.store import MemoryStore, RobotsEntry
+from robotsgate.gate import Gate
+from robotsgate.rules_cache import RulesCache
+from robotsgate.state.fleet import Fleet, SharedStateUnavailable, check_url, redacted
+from robotsgate.state.pacing import Pacer, Slot
+from robotsgate.state.redis_pacing import RedisPacer
+from robotsgate.state.redis_store import RedisStore
+from robotsgate.state.store import MemoryStore, RobotsEntry
 
 ROBOTS = b"User-agent: *\nDisallow: /private\n"
 NOW = time.time
 
 
-@pytest.fixture
-def prefix() -> Iterator[str]:
-    p = new_prefix()
-    yield p
-    delete_prefix(SHARED_URL, p)
-
-
-@pytest.fixture
-async def clients() -> AsyncIterator[Callable[[], Redis]]:
-    """Factory: one more connection pool to the shared Redis, as another proxy would have."""
-    made: list[Redis] = []
-
-    def make() -> Redis:
-        client = Redis.from_url(SHARED_URL)
-        made.append(client)
-        return client
-
-    yield make
-    for client in made:
-        await client.aclose()
-
-
-class Origins:
-    """robots.txt answers through httpx.MockTransport, counting the fetches that reach it."""
-
-    def __init__(self, body: bytes = ROBOTS, status: int = 200, delay: float = 0.0,
-                 headers: dict[str, str] | None = None) -> None:
-        self.body, self.status, self.delay, self.headers = body, status, delay, headers or {}
-        self.fetches = 0
-        self.started: list[float] = []
-
-    async def __call__(self, request: httpx.Request) -> httpx.Response:
-        self.fetches += 1
-        self.started.append(time.monotonic())
-        if self.delay:
-            await asyncio.sleep(self.delay)
-        return httpx.Response(self.status, content=self.body, headers=self.headers)
-
-
-def gate_on(store: RedisStore, origins: Origins) -> Gate:
-    fetcher = Fetcher(timeout=5, transport=httpx.MockTransport(origins))
-    gate = Gate(GateConfig(), fetcher, store, NOW)
-    store.parse = gate.parse
-    return gate
-
-
-def fleet_gate(fleet: Fleet, origins: Origins) -> Gate:
-    fetcher = Fetcher(timeout=5, transport=httpx.MockTransport(origins))
-    gate = Gate(GateConfig(), fetcher, fleet.store, NOW, fleet.pacer)
-    fleet.bind(gate.parse)
-    return gate
-
-
-def redis_store(client: Redis, prefix: str, **kwargs: float) -> RedisStore:
+def redis_store(client: Redis, prefix: str, rules: RulesCache | None = None,
+                **kwargs: float) -> RedisStore:
     options: dict[str, float] = {"lock_ttl": 10.0, **kwargs}
-    return RedisStore(client, prefix=prefix, clock=NOW, max_origins=100, **options)
+    return RedisStore(client, prefix=prefix, clock=NOW,
+                      rules=RulesCache(10) if rules is None else rules,
+                      max_origins=100, **options)
 
 
-# The key under which a gate keeps a.example's robots.txt for request()'s TestBot.
+# The key under which a gate keeps a.example's robots.txt for request_for()'s TestBot.
 A_KEY = "http://a.example testbot"
-
-
-def request(url: str, user_agent: str = "TestBot/1.0") -> Request:
-    u = httpx.URL(url)
-    return Request(Origin.of(u.scheme, u.host, u.port), u.raw_path.decode(), user_agent)
 
 
 def entry(kind: str = "ok", body: bytes = ROBOTS, expires_in: float = 3600.0,
@@ -109,73 +57,35 @@ def entry(kind: str = "ok", body: bytes = ROBOTS, expires_in: float = 3600.0,
                        sha, now - 1.5, now + expires_in, error, body)
 
 
-# -- the store ----------------------------------------------------------------------------------
-
-async def test_an_entry_written_by_one_proxy_is_read_by_another(clients, prefix):
-    writer = redis_store(clients(), prefix)
-    reader = redis_store(clients(), prefix)
-    gate = gate_on(reader, Origins())
-    written = entry(error="HTTP 503")
-    await writer.put("http://a.example", written)
-    read = await reader.get("http://a.example")
-    assert read is not None
-    for field in ("kind", "robots_url", "status", "sha256", "fetched_at", "expires_at", "error",
-                  "body"):
-        assert getattr(read, field) == getattr(written, field), field
-    assert read.robots is not None and not read.robots.decide("*", "/private/x").allowed
-    assert read.robots is gate.parse(written.sha256 or "", ROBOTS)
+def gate_on(store: RedisStore, origins: Origins, rules: RulesCache) -> Gate:
+    return wire_gate(origins.fetcher(timeout=5), NOW, store=store, rules=rules).gate
 
 
-async def test_identical_bodies_share_one_parsed_object(clients, prefix):
-    writer = redis_store(clients(), prefix)
-    reader = redis_store(clients(), prefix)
-    gate_on(reader, Origins())
-    await writer.put("http://a.example", entry())
-    await writer.put("http://b.example", entry())
-    a, b = await reader.get("http://a.example"), await reader.get("http://b.example")
-    assert a is not None and b is not None and a.robots is b.robots
+class Timed:
+    """robots.txt answered 200, and when each fetch reached the origin (monotonic seconds)."""
+
+    def __init__(self) -> None:
+        self.started: list[float] = []
+
+    async def __call__(self, request: httpx.Request) -> httpx.Response:
+        self.started.append(time.monotonic())
+        return httpx.Response(200, content=ROBOTS)
 
 
-async def test_missing_and_unreachable_entries_keep_their_meaning(clients, prefix):
-    writer = redis_store(clients(), prefix)
-    reader = redis_store(clients(), prefix)
-    gate_on(reader, Origins())
-    await writer.put("http://missing.example", entry("missing", b""))
-    await writer.put("http://down.example", entry("unreachable", b""))
-    missing = await reader.get("http://missing.example")
-    down = await reader.get("http://down.example")
-    assert missing is not None and missing.robots is not None
-    assert missing.robots.decide("*", "/anything").allowed
-    assert down is not None and down.kind == "unreachable" and down.robots is None
+# -- the store ------------------------------------------------------------------------------------
 
-
-async def test_a_stale_copy_outlives_its_expiry_in_redis(clients, prefix):
-    client = clients()
-    store = redis_store(client, prefix, keep_stale=600.0)
+async def test_a_stale_copy_outlives_its_expiry_in_redis(redis_clients, redis_prefix):
+    client = redis_clients()
+    store = redis_store(client, redis_prefix, keep_stale=600.0)
     await store.put("http://a.example", entry(expires_in=10.0))
     assert await client.pttl(store.key("http://a.example")) > 600_000  # 10 s + 600 s to keep
 
 
-async def test_the_last_good_copy_in_redis_is_used_while_robots_txt_is_unreachable(
-        clients, prefix):
-    writer = redis_store(clients(), prefix)
-    await writer.put(A_KEY, entry(expires_in=-30.0))  # expired 30 s ago
-    down = Origins(status=503)
-    gate = gate_on(redis_store(clients(), prefix), down)
-    blocked = await gate.check(request("http://a.example/private/x"))
-    allowed = await gate.check(request("http://a.example/public"))
-    assert down.fetches == 1, "the stale copy is refreshed first"
-    assert blocked.action == "block" and allowed.action == "forward"
-    assert blocked.entry is not None and blocked.entry.error == "HTTP 503"
-
-
-async def test_a_proxy_answers_from_its_mirror_without_asking_redis(clients, prefix):
-    client = clients()
-    writer = redis_store(client, prefix)
-    mirrored = redis_store(clients(), prefix)
-    unmirrored = redis_store(clients(), prefix, mirror_ttl=0.0)
-    gate_on(mirrored, Origins())
-    gate_on(unmirrored, Origins())
+async def test_a_proxy_answers_from_its_mirror_without_asking_redis(redis_clients, redis_prefix):
+    client = redis_clients()
+    writer = redis_store(client, redis_prefix)
+    mirrored = redis_store(redis_clients(), redis_prefix)
+    unmirrored = redis_store(redis_clients(), redis_prefix, mirror_ttl=0.0)
     await writer.put("http://a.example", entry())
     assert await mirrored.get("http://a.example") is not None
     assert await unmirrored.get("http://a.example") is not None
@@ -184,53 +94,32 @@ async def test_a_proxy_answers_from_its_mirror_without_asking_redis(clients, pre
     assert await unmirrored.get("http://a.example") is None
 
 
-async def test_something_else_under_the_key_counts_as_no_entry(clients, prefix):
-    client = clients()
-    store = redis_store(client, prefix)
+async def test_something_else_under_the_key_counts_as_no_entry(redis_clients, redis_prefix):
+    client = redis_clients()
+    store = redis_store(client, redis_prefix)
     await client.hset(store.key("http://a.example"), mapping={"kind": "ok", "robots_url": "x"})
     assert await store.get("http://a.example") is None
 
 
-# -- one fetch for the whole fleet --------------------------------------------------------------
+# -- the fetch lock -------------------------------------------------------------------------------
 
-async def test_three_proxies_and_300_requests_fetch_robots_txt_once(clients, prefix):
-    origins = Origins(delay=0.3)
-    gates = [gate_on(redis_store(clients(), prefix), origins) for _ in range(3)]
-    verdicts = await asyncio.gather(*(
-        gate.check(request(f"http://a.example/{'private' if i % 2 else 'page'}/{i}"))
-        for gate in gates for i in range(100)))
-    assert origins.fetches == 1
-    assert sum(gate.fetches for gate in gates) == 1
-    assert [v.action for v in verdicts] == ["forward", "block"] * 150
-
-
-async def test_the_others_take_an_answer_that_expired_at_once(clients, prefix):
-    # Cache-Control: no-cache makes every later request refetch, but those already waiting take
-    # the answer they waited for.
-    origins = Origins(delay=0.2, headers={"Cache-Control": "no-cache"})
-    gates = [gate_on(redis_store(clients(), prefix), origins) for _ in range(2)]
-    verdicts = await asyncio.gather(*(gate.check(request(f"http://a.example/{i}"))
-                                      for gate in gates for i in range(10)))
-    assert origins.fetches == 1 and all(v.action == "forward" for v in verdicts)
-
-
-async def test_a_dead_holders_lock_is_taken_over_when_it_expires(clients, prefix):
-    client = clients()
-    store = redis_store(client, prefix)
+async def test_a_dead_holders_lock_is_taken_over_when_it_expires(redis_clients, redis_prefix):
+    client = redis_clients()
+    rules = RulesCache(10)
+    store = redis_store(client, redis_prefix, rules)
     # Another proxy took the lock and died: nobody will publish or release.
     await client.set(store.lock_key(A_KEY), "dead", px=400)
     taken = time.monotonic()
-    origins = Origins()
-    gate = gate_on(store, origins)
-    verdict = await gate.check(request("http://a.example/page"))
+    timed = Timed()
+    origins = Origins({"a.example": timed})
+    verdict = await gate_on(store, origins, rules).check(request_for("http://a.example/page"))
     assert verdict.action == "forward" and origins.fetches == 1
-    assert origins.started[0] - taken >= 0.39, "fetched while the lock was still held"
+    assert timed.started[0] - taken >= 0.39, "fetched while the lock was still held"
 
 
-async def test_a_holder_whose_fetch_failed_lets_the_others_take_over(clients, prefix):
-    holder_store, waiter_store = redis_store(clients(), prefix), redis_store(clients(), prefix)
-    gate_on(holder_store, Origins())
-    gate_on(waiter_store, Origins())
+async def test_a_holder_whose_fetch_failed_lets_the_others_take_over(redis_clients, redis_prefix):
+    holder_store = redis_store(redis_clients(), redis_prefix)
+    waiter_store = redis_store(redis_clients(), redis_prefix)
     fetching = asyncio.Event()
     fetched_by_waiter: list[bool] = []
 
@@ -259,59 +148,19 @@ def redis_pacer(client: Redis, prefix: str, **kwargs: float) -> RedisPacer:
     return RedisPacer(client, prefix=prefix, max_hosts=100, **options)  # type: ignore[arg-type]
 
 
-async def test_slots_are_spaced_across_proxies(clients, prefix):
-    pacers = [redis_pacer(clients(), prefix) for _ in range(2)]
-    slots = [await pacers[i % 2].reserve("h.example", 100.0) for i in range(4)]
-    assert all(isinstance(s, Slot) and not s.paused for s in slots)
-    waits = [s.wait for s in slots]
-    # Redis's clock moves on between calls: each wait is a bit less than k intervals.
-    assert all(k * 100 - 5 < w <= k * 100 for k, w in enumerate(waits)), waits
-
-
-async def test_a_wait_beyond_max_wait_is_refused_and_takes_no_slot(clients, prefix):
-    a, b = (redis_pacer(clients(), prefix, max_wait=150.0) for _ in range(2))
-    assert isinstance(await a.reserve("h.example", 100.0), Slot)
-    assert isinstance(await b.reserve("h.example", 100.0), Slot)
-    refused = await a.reserve("h.example", 100.0)
-    assert isinstance(refused, Refusal) and 195 < refused.retry_after <= 200
-    again = await b.reserve("h.example", 0.5)
-    assert isinstance(again, Refusal) and again.retry_after <= refused.retry_after
-
-
-async def test_hosts_have_independent_shared_schedules(clients, prefix):
-    pacer = redis_pacer(clients(), prefix)
-    await pacer.reserve("a.example", 50.0)
-    assert await pacer.reserve("b.example", 50.0) == Slot(0.0, False)
-
-
-async def test_a_pushback_pauses_the_host_for_every_proxy(clients, prefix):
-    a, b = redis_pacer(clients(), prefix), redis_pacer(clients(), prefix)
-    assert await a.pushback("h.example", 30.0) == 30.0
-    slot = await b.reserve("h.example", 0.0)
-    assert isinstance(slot, Slot) and slot.paused and 25 < slot.wait <= 30
-    assert await b.reserve("other.example", 0.0) == Slot(0.0, False)
-
-
-async def test_the_backoff_counts_pushbacks_from_every_proxy(clients, prefix):
-    a, b = (redis_pacer(clients(), prefix, backoff_base=1.0, backoff_cap=10.0)
-            for _ in range(2))
-    pauses = [await (a if i % 2 else b).pushback("h.example", None) for i in range(6)]
-    assert pauses == [1, 2, 4, 8, 10, 10]
-    await a.recovered("h.example")
-    assert await b.pushback("h.example", None) == 1
-
-
-async def test_ordinary_answers_cost_no_round_trip(clients, prefix):
-    pacer = redis_pacer(clients(), prefix)
+async def test_ordinary_answers_cost_no_round_trip(redis_clients, redis_prefix):
+    pacer = redis_pacer(redis_clients(), redis_prefix)
     await pacer.recovered("h.example")
     assert pacer.round_trips == 0
 
 
-# -- the fleet: notices, outages -----------------------------------------------------------------
+# -- the fleet: notices, outages ------------------------------------------------------------------
 
-def fleet_on(url: str, prefix: str, fallback: str = "closed", **kwargs: float) -> Fleet:
+def fleet_on(url: str, prefix: str, fallback: str = "closed", rules: RulesCache | None = None,
+             **kwargs: float) -> Fleet:
+    rules = RulesCache(10) if rules is None else rules
     return Fleet(url, prefix=prefix, fallback=fallback, clock=NOW,  # type: ignore[arg-type]
-                 local_store=MemoryStore(100),
+                 rules=rules, local_store=MemoryStore(100, rules),
                  local_pacer=Pacer(time.monotonic, max_wait=1000, max_hosts=100),
                  max_origins=100, max_wait=1000, lock_ttl=10, retry_interval=0.05, **kwargs)
 
@@ -338,9 +187,21 @@ async def fleets() -> AsyncIterator[list[Fleet]]:
         await fleet.aclose()
 
 
-async def test_a_host_with_no_delay_costs_no_round_trip_once_known_idle(prefix, fleets):
-    fleet = fleet_on(SHARED_URL, prefix)
-    fleets.append(fleet)
+@pytest.fixture
+def shared_fleet(redis_url: str, redis_prefix: str, fleets: list[Fleet]
+                 ) -> Callable[..., Fleet]:
+    """Factory: one more proxy's Fleet on the shared Redis, under the test's prefix."""
+
+    def make(**kwargs: float) -> Fleet:
+        fleet = fleet_on(redis_url, redis_prefix, **kwargs)
+        fleets.append(fleet)
+        return fleet
+
+    return make
+
+
+async def test_a_host_with_no_delay_costs_no_round_trip_once_known_idle(shared_fleet):
+    fleet = shared_fleet()
     await fleet.pacer.reserve("h.example", 0.0)
     await until(lambda: fleet.shared_pacer.is_listening, "subscribed")
     await fleet.pacer.reserve("h.example", 0.0)
@@ -350,10 +211,9 @@ async def test_a_host_with_no_delay_costs_no_round_trip_once_known_idle(prefix, 
     assert fleet.shared_pacer.round_trips == trips
 
 
-async def test_another_proxys_pause_reaches_a_host_known_idle(prefix, fleets):
+async def test_another_proxys_pause_reaches_a_host_known_idle(shared_fleet):
     # idle_ttl is long: only the notice can make the idle host paused here.
-    a, b = fleet_on(SHARED_URL, prefix, idle_ttl=600), fleet_on(SHARED_URL, prefix, idle_ttl=600)
-    fleets += [a, b]
+    a, b = shared_fleet(idle_ttl=600), shared_fleet(idle_ttl=600)
     a.start()
     await b.pacer.reserve("h.example", 0.0)
     await until(lambda: b.shared_pacer.is_listening and a.shared_pacer.is_listening, "subscribed")
@@ -367,9 +227,8 @@ async def test_another_proxys_pause_reaches_a_host_known_idle(prefix, fleets):
     await until(paused, "b sees a's pause")
 
 
-async def test_another_proxys_schedule_reaches_a_host_known_idle(prefix, fleets):
-    a, b = fleet_on(SHARED_URL, prefix, idle_ttl=600), fleet_on(SHARED_URL, prefix, idle_ttl=600)
-    fleets += [a, b]
+async def test_another_proxys_schedule_reaches_a_host_known_idle(shared_fleet):
+    a, b = shared_fleet(idle_ttl=600), shared_fleet(idle_ttl=600)
     a.start()
     await b.pacer.reserve("h.example", 0.0)
     await until(lambda: b.shared_pacer.is_listening and a.shared_pacer.is_listening, "subscribed")
@@ -383,9 +242,8 @@ async def test_another_proxys_schedule_reaches_a_host_known_idle(prefix, fleets)
     await until(waits, "b waits for a's schedule")
 
 
-async def test_a_proxy_that_never_saw_a_pushback_still_resets_the_backoff(prefix, fleets):
-    a, b = fleet_on(SHARED_URL, prefix), fleet_on(SHARED_URL, prefix)
-    fleets += [a, b]
+async def test_a_proxy_that_never_saw_a_pushback_still_resets_the_backoff(shared_fleet):
+    a, b = shared_fleet(), shared_fleet()
     await a.pacer.reserve("x.example", 0.0)
     await b.pacer.reserve("x.example", 0.0)
     await until(lambda: b.shared_pacer.is_listening and a.shared_pacer.is_listening, "subscribed")
@@ -425,10 +283,13 @@ async def test_closed_refuses_while_redis_is_down_and_recovers(private_redis, fl
 
 
 async def test_local_uses_this_proxys_memory_while_redis_is_down(private_redis, fleets, caplog):
-    fleet = fleet_on(private_redis.url, "rg:", "local")
+    rules = RulesCache(10)
+    fleet = fleet_on(private_redis.url, "rg:", "local", rules)
     fleets.append(fleet)
-    gate = fleet_gate(fleet, Origins())
-    assert (await gate.check(request("http://a.example/page"))).action == "forward"
+    origins = Origins({"a.example": ok(ROBOTS), "b.example": ok(ROBOTS)})
+    gate = wire_gate(origins.fetcher(), NOW, store=fleet.store, rules=rules,
+                     pacer=fleet.pacer).gate
+    assert (await gate.check(request_for("http://a.example/page"))).action == "forward"
     first = await fleet.pacer.reserve("h.example", 100.0)
     assert isinstance(first, Slot)
     private_redis.stop()
@@ -436,8 +297,11 @@ async def test_local_uses_this_proxys_memory_while_redis_is_down(private_redis, 
         # The shared schedule carries on in memory: the next slot is still ~100 s away.
         during = await fleet.pacer.reserve("h.example", 100.0)
         assert isinstance(during, Slot) and during.wait > 90
-        assert (await gate.check(request("http://b.example/page"))).action == "forward"
+        assert (await gate.check(request_for("http://b.example/page"))).action == "forward"
         assert fleet.down
+        # What this proxy had read from Redis carries on: no refetch because Redis went away.
+        assert (await gate.check(request_for("http://a.example/private"))).action == "block"
+        assert origins.urls == ["http://a.example/robots.txt", "http://b.example/robots.txt"]
         private_redis.start()
         await until(lambda: not fleet.down, "back up")
     messages = [(r.levelno, r.getMessage()) for r in caplog.records]
@@ -462,7 +326,7 @@ async def test_redis_down_from_the_start(tmp_path, fleets):
     assert await local.store.get("http://a.example") is None
 
 
-# -- the options ---------------------------------------------------------------------------------
+# -- the options ----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("option", "value", "message"), [
     ("robots_redis", "http://127.0.0.1:6379", "robots_redis: must look like redis://"),
@@ -474,11 +338,9 @@ async def test_redis_down_from_the_start(tmp_path, fleets):
     ("robots_redis_fallback", "open", "robots_redis_fallback"),
 ])
 def test_bad_fleet_options_are_refused_naming_the_option(option, value, message, tmp_path):
-    addon = RobotsGate()
-    with taddons.context(addon) as tctx:
-        tctx.configure(addon, robots_audit_log=str(tmp_path / "a.jsonl"))
-        with pytest.raises(exceptions.OptionsError, match=message):
-            tctx.configure(addon, **{option: value})
+    with driven(robots_audit_log=str(tmp_path / "a.jsonl")) as addon, \
+            pytest.raises(exceptions.OptionsError, match=message):
+        addon.configure(**{option: value})
 
 
 def test_a_password_in_the_url_stays_out_of_messages():

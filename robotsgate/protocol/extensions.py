@@ -1,12 +1,13 @@
 """Values of the non-standard group directives: Crawl-delay, Request-rate, Visit-time.
 
 Each reader returns the value or a message saying why the line was not understood; the caller
-turns the message into a warning with the line number.
+turns the message into a warning with the line number. What a Visit-time window means at a given
+moment is worked out here too, from a time the caller passes: nothing here reads a clock.
 """
 
 import math
 import re
-from datetime import time
+from datetime import UTC, datetime, time, timedelta
 from typing import NamedTuple
 
 
@@ -32,6 +33,22 @@ class VisitTime(NamedTuple):
         if self.start <= self.end:
             return self.start <= moment < self.end
         return moment >= self.start or moment < self.end
+
+
+def seconds_until_open(window: VisitTime, now: float) -> float:
+    """0 inside the window, else the whole seconds until it opens (rounded up, so that a request
+    retried after them finds it open).
+
+    `now` is seconds since the epoch; windows are UTC and may cross midnight.
+    """
+    moment = datetime.fromtimestamp(now, UTC)
+    if window.contains(moment.time()):
+        return 0.0
+    opens = moment.replace(hour=window.start.hour, minute=window.start.minute, second=0,
+                           microsecond=0)
+    if opens <= moment:
+        opens += timedelta(days=1)
+    return math.ceil((opens - moment).total_seconds())
 
 
 _UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}

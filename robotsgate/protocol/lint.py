@@ -15,7 +15,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from robotsgate.protocol.parse import MAX_BYTES, Key, tokenize
-from robotsgate.protocol.robots import Group, RobotsTxt, Rule
+from robotsgate.protocol.readings import Reading
+from robotsgate.protocol.robots import RobotsTxt
+from robotsgate.protocol.rules import Group, Rule
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +57,7 @@ def lint(content: bytes, *, semantics: str = "rfc9309", case_sensitive: bool = T
                                            "(RFC 9309 §2.5)"))
     findings += _sitemaps(content)
     for group in robots.groups:
-        findings += _never_matching(group.rules, robots.semantics)
+        findings += _never_matching(group.rules, robots.reading)
     findings += _shadowing(robots)
     return tuple(sorted(set(findings), key=lambda f: (f.line, KINDS.index(f.kind), f.message)))
 
@@ -78,11 +80,7 @@ def _sitemaps(content: bytes) -> list[Finding]:
     return found
 
 
-def _show(rule: Rule) -> str:
-    return f"{rule.directive.capitalize()}: {rule.pattern}"
-
-
-def _never_matching(rules: Iterable[Rule], semantics: str) -> list[Finding]:
+def _never_matching(rules: Iterable[Rule], reading: Reading) -> list[Finding]:
     found = []
     for rule in rules:
         pattern = rule.pattern
@@ -94,26 +92,19 @@ def _never_matching(rules: Iterable[Rule], semantics: str) -> list[Finding]:
         if pattern.lower().startswith(("http://", "https://")):
             path = "/" + pattern.split("://", 1)[1].partition("/")[2]
             found.append(Finding(rule.line, "never-matches",
-                                 f"{_show(rule)} is a full URL and never matches: rules match "
+                                 f"{rule.text} is a full URL and never matches: rules match "
                                  f"paths, such as {path}"))
-        elif semantics == "classic" and pattern[0] != "/":
-            found.append(Finding(rule.line, "never-matches",
-                                 f"{_show(rule)} never matches: paths start with '/'"))
-        elif semantics == "classic" and ("*" in pattern or pattern.endswith("$")):
-            found.append(Finding(rule.line, "never-matches",
-                                 f"{_show(rule)}: in the 1994 reading '*' and '$' are plain "
-                                 "characters, so it only matches paths that contain them"))
-        elif pattern[0] not in "/*":
-            found.append(Finding(rule.line, "never-matches",
-                                 f"{_show(rule)} never matches: paths start with '/' (a pattern "
-                                 "starts with '/' or '*')"))
+        else:
+            why = reading.never_matches(rule)
+            if why is not None:
+                found.append(Finding(rule.line, "never-matches", why))
     return found
 
 
 def _policies(robots: RobotsTxt) -> list[tuple[Group, ...]]:
     """The rule sets that decide together: for each agent named, the groups merged for it."""
-    if robots.semantics == "classic":
-        return [(group,) for group in robots.groups]  # the 1994 reading uses one record alone
+    if not robots.reading.merges_groups:
+        return [(group,) for group in robots.groups]  # one group decides alone
     seen: dict[tuple[int, ...], tuple[Group, ...]] = {}
     for group in robots.groups:
         for agent in group.agents:
@@ -130,7 +121,7 @@ def _shadowing(robots: RobotsTxt) -> list[Finding]:
     for groups in _policies(robots):
         entries = [(rule, compiled) for g in groups
                    for rule, compiled in zip(g.rules, g.compiled, strict=True)]
-        if robots.semantics == "classic":
+        if robots.reading.first_match:
             found += _first_match_shadows(entries)
         else:
             found += _longest_match_shadows(entries)
@@ -140,14 +131,13 @@ def _shadowing(robots: RobotsTxt) -> list[Finding]:
 def _verdict(loser: Rule, winner: Rule, why: str) -> Finding:
     if loser.directive != winner.directive:
         return Finding(loser.line, "shadowed",
-                       f"{_show(loser)} never applies: {_show(winner)} (line {winner.line}) "
-                       f"{why}")
+                       f"{loser.text} never applies: {winner.text} (line {winner.line}) {why}")
     return Finding(loser.line, "redundant",
-                   f"{_show(loser)} is redundant: {_show(winner)} (line {winner.line}) {why}")
+                   f"{loser.text} is redundant: {winner.text} (line {winner.line}) {why}")
 
 
 def _first_match_shadows(entries: Sequence[tuple[Rule, str]]) -> list[Finding]:
-    """1994 reading: the first rule in file order whose prefix matches wins."""
+    """First-match precedence (1994): the first rule in file order whose prefix matches wins."""
     found = []
     earlier: dict[str, Rule] = {}
     for rule, compiled in entries:
@@ -166,7 +156,8 @@ Rank = tuple[int, int, int]
 
 
 def _longest_match_shadows(entries: Sequence[tuple[Rule, str]]) -> list[Finding]:
-    """RFC 9309 and Google: the longest pattern wins, Allow wins a tie, then the earliest line.
+    """Longest-match precedence (RFC 9309, Google): the longest pattern wins, Allow wins a tie,
+    then the earliest line.
 
     Rule S beats rule R on every path R matches when S ranks higher and S's matches include
     R's. Checked exactly for the cases that occur: equal patterns, and S a plain prefix followed

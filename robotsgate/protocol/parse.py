@@ -1,8 +1,9 @@
 """robots.txt bytes -> a flat list of directive lines, with line numbers and warnings.
 
 This is the tokenising half only (like Google's RobotsTxtParser emitting events); which lines form
-groups, and what a rule means, is decided in robots.py per semantics. Everything works on bytes so
-that whitespace, case folding and the 500 KiB cut mean exactly what they mean on the wire.
+groups, and what a rule means, is decided in robots.py per reading (readings.py). Everything
+works on bytes so that whitespace, case folding and the 500 KiB cut mean exactly what they mean
+on the wire.
 """
 
 import re

@@ -3,33 +3,24 @@
 Parse once, decide many times. Groups are built at parse time; the rules that apply to one agent
 are compiled on first use and kept, so a decision is a dictionary look-up plus one match.
 
-Three readings, chosen with `semantics=`:
-- "rfc9309" (default): RFC 9309 as written.
-- "google": what Google's reference parser (robots.cc) answers, where it differs from the RFC.
-- "classic": the 1994 standard: first matching rule wins, plain prefixes, agent names matched as
-  substrings of the robot's name, blank lines end records, several paths on one Disallow line.
+Three readings, chosen with `semantics=`: "rfc9309" (default), "google" and "classic"; each is
+an object of readings.py, which holds everything in which it differs from the others.
 """
 
-import re
-import string
 from collections.abc import Generator, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
 from robotsgate.protocol import extensions
 from robotsgate.protocol.extensions import RequestRate, VisitTime
-from robotsgate.protocol.match import FirstMatch, LongestMatch
-from robotsgate.protocol.parse import GOOGLE_MAX_LINE, Key, Line, ParseWarning, tokenize
-from robotsgate.protocol.urls import (
-    google_escape,
-    literal_pattern,
-    normal_path_of,
-    path_of,
-    rfc_pattern,
-)
+from robotsgate.protocol.match import LongestMatch
+from robotsgate.protocol.parse import Key, Line, ParseWarning, tokenize
+from robotsgate.protocol.readings import SEMANTICS, Reading, Semantics, reading_of
+from robotsgate.protocol.rules import Group, Rule
+from robotsgate.protocol.urls import normal_path_of
 
-Semantics = Literal["rfc9309", "google", "classic"]
-SEMANTICS: tuple[Semantics, ...] = ("rfc9309", "google", "classic")
+__all__ = ["MAX_URL_LENGTH", "SEMANTICS", "Decision", "Group", "Reason", "RobotsTxt", "Rule",
+           "Semantics", "url_too_long"]
 
 # The longest request target (absolute URL, or path and query) a proxy should decide; answer
 # longer ones 414 URI Too Long. Real servers refuse request lines past 8 KiB (nginx's
@@ -38,35 +29,6 @@ SEMANTICS: tuple[Semantics, ...] = ("rfc9309", "google", "classic")
 # can be longer than the target (a raw non-ASCII character becomes up to 12 characters of
 # escapes): url_too_long() measures what is matched.
 MAX_URL_LENGTH = 8192
-
-# RFC 9309 §2.2.1: a product token is letters, '_' and '-'; "FooBot/1.0" names FooBot.
-_PRODUCT_TOKEN = re.compile(r"[A-Za-z_-]*")
-_ANY_PRODUCT_TOKEN = re.compile(r"[A-Za-z_-]+")
-_C_SPACE = frozenset(" \t\n\v\f\r")
-_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
-
-
-@dataclass(frozen=True, slots=True)
-class Rule:
-    directive: Literal["allow", "disallow"]
-    pattern: str  # as written in the file
-    line: int  # 1-based
-
-    @property
-    def allow(self) -> bool:
-        return self.directive == "allow"
-
-
-@dataclass(frozen=True, slots=True)
-class Group:
-    agents: tuple[str, ...]  # the User-agent values as written
-    line: int  # the first User-agent line
-    rules: tuple[Rule, ...]
-    crawl_delay: float | None = None
-    request_rate: RequestRate | None = None
-    visit_time: VisitTime | None = None
-    # The rules' patterns in matchable form, aligned with `rules`.
-    compiled: tuple[str, ...] = field(default=(), repr=False, compare=False)
 
 
 Reason = Literal["rule", "no-rule", "no-group", "robots.txt"]
@@ -89,8 +51,7 @@ class Decision:
         where = f"group {', '.join(self.group.agents)!s} (line {self.group.line})"
         if self.rule is None:
             return f"{verdict}: no rule of {where} matches"
-        return f"{verdict} by {self.rule.directive.capitalize()}: {self.rule.pattern} " \
-               f"(line {self.rule.line}) in {where}"
+        return f"{verdict} by {self.rule.text} (line {self.rule.line}) in {where}"
 
 
 def url_too_long(url: str) -> bool:
@@ -117,33 +78,21 @@ class _Policy:
     __slots__ = ("crawl_delay", "decisions", "groups", "matcher", "no_rule", "request_rate",
                  "rules", "sources", "visit_time")
 
-    def __init__(self, groups: tuple[Group, ...], semantics: Semantics) -> None:
+    def __init__(self, groups: tuple[Group, ...], reading: Reading) -> None:
         self.groups = groups
         # Asked on every request a proxy forwards: worked out once, like the matcher.
         self.crawl_delay = max(_present(g.crawl_delay for g in groups), default=None)
         self.request_rate = max(_present(g.request_rate for g in groups),
                                 key=lambda rate: rate.interval, default=None)
         self.visit_time = next(iter(_present(g.visit_time for g in groups)), None)
-        self.rules = tuple(rule for group in groups for rule in group.rules)
-        self.sources = tuple(group for group in groups for _ in group.rules)
-        patterns = [p for group in groups for p in group.compiled]
-        if semantics == "classic":
-            self.matcher: LongestMatch | FirstMatch = FirstMatch(patterns)
-            self.__post_init_decisions()
-            return
-        entries = [(p, rule.allow) for p, rule in zip(patterns, self.rules, strict=True)]
-        if semantics == "google":
-            # Google reads "Allow: /x/index.html" as also allowing "/x/" exactly.
-            for index, (p, rule) in enumerate(zip(patterns, self.rules, strict=True)):
-                slash = p.rfind("/")
-                if rule.allow and slash >= 0 and p.startswith("/index.htm", slash):
-                    entries.append((p[: slash + 1] + "$", True))
-                    self.rules += (rule,)
-                    self.sources += (self.sources[index],)
-        self.matcher = LongestMatch(entries)
-        self.__post_init_decisions()
-
-    def __post_init_decisions(self) -> None:
+        rules = [rule for group in groups for rule in group.rules]
+        sources = [group for group in groups for _ in group.rules]
+        entries = [(pattern, rule.allow) for pattern, rule
+                   in zip((p for group in groups for p in group.compiled), rules, strict=True)]
+        self.matcher, owners = reading.matcher(entries)
+        # Aligned with the matcher's entries, which a reading may add to (Google's index.html).
+        self.rules = tuple(rules[i] for i in owners)
+        self.sources = tuple(sources[i] for i in owners)
         # Decisions are values, made once per rule that ever wins: repeated decisions allocate
         # nothing, and rules that never win cost nothing.
         self.decisions: list[Decision | None] = [None] * len(self.rules)
@@ -159,21 +108,21 @@ class RobotsTxt:
     """A parsed robots.txt. Build with RobotsTxt.parse(); values never change afterwards."""
 
     __slots__ = ("_agent_for", "_by_agent", "_case_sensitive", "_global", "_named", "_policies",
-                 "groups", "host", "semantics", "sitemaps", "warnings")
+                 "groups", "host", "reading", "sitemaps", "warnings")
 
     def __init__(self, groups: tuple[Group, ...], sitemaps: tuple[str, ...], host: str | None,
-                 warnings: tuple[ParseWarning, ...], semantics: Semantics,
+                 warnings: tuple[ParseWarning, ...], reading: Reading,
                  case_sensitive: bool) -> None:
         self.groups = groups
         self.sitemaps = sitemaps
         self.host = host
         self.warnings = warnings
-        self.semantics: Semantics = semantics
+        self.reading = reading
         self._case_sensitive = case_sensitive
         named: dict[str, list[int]] = {}
         global_: list[int] = []
         for index, group in enumerate(groups):
-            for name in {_group_key(agent, semantics) for agent in group.agents}:
+            for name in {reading.group_key(agent) for agent in group.agents}:
                 if name == "*":
                     global_.append(index)
                 else:
@@ -189,25 +138,24 @@ class RobotsTxt:
     def parse(cls, content: bytes | str, *, semantics: str = "rfc9309",
               case_sensitive: bool = True) -> "RobotsTxt":
         """Parse a robots.txt body. Never raises on content; raises ValueError on bad options."""
-        if semantics not in SEMANTICS:
-            raise ValueError(f"semantics must be one of {', '.join(SEMANTICS)}, not {semantics!r}")
-        mode: Semantics = semantics  # checked just above
+        reading = reading_of(semantics)
         if isinstance(content, str):
             content = content.encode("utf-8", "surrogatepass")
-        tokens = tokenize(content, max_line=GOOGLE_MAX_LINE if mode == "google" else None)
-        return _build(tokens.lines, list(tokens.warnings), mode, case_sensitive)
+        tokens = tokenize(content, max_line=reading.max_line)
+        return _build(tokens.lines, list(tokens.warnings), reading, case_sensitive)
+
+    @property
+    def semantics(self) -> Semantics:
+        """The name of the reading the file was parsed with."""
+        return self.reading.name
 
     # -- decisions ---------------------------------------------------------------------------
 
     def decide(self, agent: str, url: str) -> Decision:
         """Is `url` (a full URL, or a path with its query) allowed for the product token `agent`?"""
-        if self.semantics != "google":
-            path = normal_path_of(url)  # normalised: "/%72obots.txt" is /robots.txt too
-            if path.startswith("/robots.txt") and path[11:12] in ("", "?"):
-                return _ROBOTS_TXT
-        else:
-            # Google matches against the path as a C string: a NUL ends it.
-            path = path_of(url).split("\0", 1)[0]
+        path = self.reading.request_path(url)
+        if path is None:
+            return _ROBOTS_TXT
         if not self._case_sensitive:
             path = path.lower()
         try:
@@ -231,12 +179,9 @@ class RobotsTxt:
         need, however hostile the file. Compiling an agent's rules, on its first decision, is
         part of the first slice.
         """
-        if self.semantics != "google":
-            path = normal_path_of(url)
-            if path.startswith("/robots.txt") and path[11:12] in ("", "?"):
-                return _ROBOTS_TXT
-        else:
-            path = path_of(url).split("\0", 1)[0]
+        path = self.reading.request_path(url)
+        if path is None:
+            return _ROBOTS_TXT
         if not self._case_sensitive:
             path = path.lower()
         policy = self._policy(agent)
@@ -298,15 +243,11 @@ class RobotsTxt:
         Returns "*" when no named group applies. In the classic reading the header itself is
         the agent (names are matched as substrings of it).
         """
-        if self.semantics == "classic":
-            return user_agent
         try:
             return self._agent_for[user_agent]  # a proxy asks again for every request
         except KeyError:
             pass
-        tokens = {token.lower() for token in _ANY_PRODUCT_TOKEN.findall(user_agent)}
-        names = [name for name in self._named if name in tokens]
-        agent = max(names, key=lambda name: (len(name), name)) if names else "*"
+        agent = self.reading.agent_for(user_agent, self._named)
         if len(self._agent_for) >= _AGENTS_REMEMBERED:
             self._agent_for.clear()
         self._agent_for[user_agent] = agent
@@ -317,51 +258,17 @@ class RobotsTxt:
             return self._by_agent[agent]
         except KeyError:
             pass
-        indexes = self._indexes(agent)
+        indexes = self.reading.select(agent, self._named, self._global)
         policy = None
         if indexes:
             policy = self._policies.get(indexes)
             if policy is None:
-                policy = _Policy(tuple(self.groups[i] for i in indexes), self.semantics)
+                policy = _Policy(tuple(self.groups[i] for i in indexes), self.reading)
                 self._policies[indexes] = policy
         if len(self._by_agent) >= _AGENTS_REMEMBERED:
             self._by_agent.clear()  # callers passing endless distinct agents: start over
         self._by_agent[agent] = policy
         return policy
-
-    def _indexes(self, agent: str) -> tuple[int, ...]:
-        if self.semantics == "classic":
-            # 1994: the first record whose name is part of the robot's name, else the '*' record.
-            lowered = agent.lower()
-            for name, indexes in self._named.items():
-                if name and name in lowered:
-                    return indexes[:1]
-            return self._global[:1]
-        # Google compares the caller's token as given; the RFC reads "FooBot/1.0" as FooBot.
-        # Google folds ASCII case only: str.lower() would turn the Kelvin sign into "k".
-        key = (agent.translate(_ASCII_LOWER) if self.semantics == "google"
-               else _product_token(agent.strip()))
-        # A named group, when there is one, replaces '*' entirely (RFC 9309 §2.2.1). A name
-        # without a product token (empty, "123bot") is named by no group: an empty or
-        # token-less User-agent line must not catch it.
-        if not key and self.semantics == "rfc9309":
-            return self._global
-        return self._named.get(key) or self._global
-
-
-def _product_token(text: str) -> str:
-    found = _PRODUCT_TOKEN.match(text)
-    return found[0].lower() if found else ""
-
-
-def _group_key(agent: str, semantics: Semantics) -> str:
-    if semantics == "classic":
-        return agent.strip().lower()
-    # Google: '*' alone, or followed by whitespace, is the global group. Whitespace as C's
-    # isspace() has it: str.isspace() would also take "\x1c" or a no-break space.
-    if agent.startswith("*") and (len(agent) == 1 or agent[1] in _C_SPACE):
-        return "*"
-    return _product_token(agent)
 
 
 class _Draft:
@@ -405,7 +312,7 @@ class _Draft:
 _EXTENSIONS = frozenset({Key.CRAWL_DELAY, Key.REQUEST_RATE, Key.VISIT_TIME})
 
 
-def _build(lines: Iterable[Line], warnings: list[ParseWarning], semantics: Semantics,
+def _build(lines: Iterable[Line], warnings: list[ParseWarning], reading: Reading,
            case_sensitive: bool) -> RobotsTxt:
     drafts: list[_Draft] = []
     sitemaps: list[str] = []
@@ -415,7 +322,7 @@ def _build(lines: Iterable[Line], warnings: list[ParseWarning], semantics: Seman
     for line in lines:
         key = line.key
         if key is Key.BLANK:
-            if semantics == "classic":  # 1994: records are separated by blank lines
+            if reading.blank_line_ends_group:
                 current, in_rules = None, False
             continue
         value = line.value.decode("utf-8", "replace")
@@ -424,9 +331,9 @@ def _build(lines: Iterable[Line], warnings: list[ParseWarning], semantics: Seman
                 current, in_rules = _Draft(line.number), False
                 drafts.append(current)
             current.agents.append(value)
-            if semantics != "classic" and value != "*" and _product_token(value) != value.lower():
-                warnings.append(ParseWarning(line.number, f"User-agent {value!r} is read as "
-                                                          f"{_group_key(value, semantics)!r}"))
+            problem = reading.agent_warning(value)
+            if problem:
+                warnings.append(ParseWarning(line.number, problem))
         elif key is Key.ALLOW or key is Key.DISALLOW:
             if current is None:
                 warnings.append(ParseWarning(
@@ -434,8 +341,8 @@ def _build(lines: Iterable[Line], warnings: list[ParseWarning], semantics: Seman
                 continue
             in_rules = True
             directive: Literal["allow", "disallow"] = "allow" if key is Key.ALLOW else "disallow"
-            for raw in _patterns(line.value, semantics):
-                pattern = _compile_pattern(raw, semantics)
+            for raw in reading.patterns(line.value):
+                pattern = reading.compile_pattern(raw)
                 current.rules.append(Rule(directive, raw.decode("utf-8", "replace"), line.number))
                 current.compiled.append(pattern if case_sensitive else pattern.lower())
         elif key in _EXTENSIONS:
@@ -452,23 +359,7 @@ def _build(lines: Iterable[Line], warnings: list[ParseWarning], semantics: Seman
             host = value
     warnings.sort(key=lambda w: w.line)
     return RobotsTxt(tuple(d.group() for d in drafts), tuple(sitemaps), host, tuple(warnings),
-                     semantics, case_sensitive)
-
-
-def _patterns(value: bytes, semantics: Semantics) -> list[bytes]:
-    # 1994 (seed 001): "Disallow: /tmp /spool" names two prefixes. An empty value stays one
-    # (empty) rule so that the record still says "nothing disallowed".
-    if semantics == "classic":
-        return value.split() or [b""]
-    return [value]
-
-
-def _compile_pattern(value: bytes, semantics: Semantics) -> str:
-    if semantics == "google":
-        return google_escape(value)
-    if semantics == "classic":
-        return literal_pattern(value)
-    return rfc_pattern(value)
+                     reading, case_sensitive)
 
 
 def _present[T](values: Iterable[T | None]) -> list[T]:

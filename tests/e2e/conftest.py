@@ -13,15 +13,11 @@ from typing import Any
 
 import pytest
 
-from .servers import (
-    CLIENTS,
-    PROXY_ENV_VARS,
-    CertAuthority,
-    Client,
-    Origin,
-    Proxy,
-    make_test_ca,
-)
+from .clients import CLIENTS, Client
+from .machine import PROXY_ENV_VARS
+from .origins import Origin
+from .proxy import Proxy
+from .tls import CertAuthority, make_test_ca
 
 
 @pytest.fixture(autouse=True)

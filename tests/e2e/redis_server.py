@@ -1,7 +1,8 @@
 """Redis for the tests: the shared one on 127.0.0.1:6379, and private ones that a test may stop.
 
 Tests that share the Redis on 6379 each use their own random key prefix and delete their keys
-afterwards. A test that stops Redis starts its own ``redis-server`` on a free loopback port.
+afterwards, and call ``require_shared_redis()`` first: without that Redis they fail saying how
+to start one. A test that stops Redis starts its own ``redis-server`` on a free loopback port.
 """
 
 from __future__ import annotations
@@ -9,18 +10,38 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
-import shutil
 import socket
 import subprocess
 import time
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
-from .servers import free_port
+from .machine import free_port, require_tool
 
 SHARED_URL = os.environ.get("ROBOTSGATE_TEST_REDIS", "redis://127.0.0.1:6379/0")
 START_TIMEOUT = 10.0
+
+
+def require_shared_redis(url: str = SHARED_URL) -> None:
+    """Fail the test, saying how to start one, unless the shared Redis answers a PING."""
+    import redis
+
+    client = redis.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=2)
+    try:
+        client.ping()
+        return
+    except redis.RedisError as exc:
+        error = exc  # failed below, outside this handler: the report is the message alone
+    finally:
+        client.close()
+    # Host and port only: the URL may carry a password.
+    where = urlsplit(url)
+    port = where.port or 6379
+    pytest.fail(f"needs a Redis on {where.hostname}:{port} ({error}): install and start one "
+                f"(apt-get install redis-server; redis-server --port {port} --save ''), or run "
+                f"scripts/test.sh, which installs everything and starts it", pytrace=False)
 
 
 def new_prefix() -> str:
@@ -53,10 +74,7 @@ class RedisServer:
     """A private ``redis-server`` on a free port of 127.0.0.1, nothing kept on disk."""
 
     def __init__(self, workdir: Path) -> None:
-        binary = shutil.which("redis-server")
-        if binary is None:
-            pytest.fail("redis-server is not installed (apt-get install redis-server)")
-        self.binary = binary
+        self.binary = require_tool("redis-server")
         self.workdir = workdir
         workdir.mkdir(parents=True, exist_ok=True)
         self.port = free_port()

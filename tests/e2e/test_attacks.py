@@ -22,7 +22,8 @@ import pytest
 import wsproto
 import wsproto.events
 
-from .servers import Origin, Proxy, Reply, Seen
+from .origins import Origin, Reply, Seen
+from .proxy import Proxy
 from .wire import Wire, WireOrigin, exchange, h2_request_bytes, status_of, statuses
 
 ProxyFactory = Callable[..., Proxy]

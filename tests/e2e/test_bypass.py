@@ -22,17 +22,11 @@ from typing import Any
 import pytest
 import requests
 
-from .servers import (
-    CLIENT_TIMEOUT,
-    CertAuthority,
-    Origin,
-    Proxy,
-    Resp,
-    clean_env,
-    curl,
-    page_body,
-    requests_call,
-)
+from .clients import CLIENT_TIMEOUT, Resp, curl, requests_call
+from .machine import clean_env, require_tool
+from .origins import Origin, page_body
+from .proxy import Proxy
+from .tls import CertAuthority
 
 OriginFactory = Callable[..., Origin]
 ProxyFactory = Callable[..., Proxy]
@@ -110,7 +104,7 @@ class CurlRun:
 def run_curl(proxy: Proxy, args: Sequence[str], ca: Path | None = None) -> CurlRun:
     """curl through the proxy with arbitrary arguments; its exit status is the caller's business."""
     cmd = [
-        "curl", "-sS", "--max-time", str(int(CLIENT_TIMEOUT)), "--proxy", proxy.url,
+        require_tool("curl"), "-sS", "--max-time", str(int(CLIENT_TIMEOUT)), "--proxy", proxy.url,
         "--cacert", str(ca or proxy.ca), *args,
     ]  # fmt: skip
     done = subprocess.run(cmd, capture_output=True, env=clean_env(), timeout=CLIENT_TIMEOUT + 10)

@@ -29,18 +29,10 @@ import pytest
 import requests
 import zstandard
 
-from .servers import (
-    MAX_HANG,
-    Origin,
-    Proxy,
-    Resp,
-    free_port,
-    httpx_async_client,
-    httpx_call,
-    page_body,
-    requests_call,
-    run_mitmdump,
-)
+from .clients import Resp, httpx_async_client, httpx_call, requests_call
+from .machine import free_port
+from .origins import MAX_HANG, Origin, page_body
+from .proxy import Proxy, run_mitmdump
 
 OriginFactory = Callable[..., Origin]
 ProxyFactory = Callable[..., Proxy]

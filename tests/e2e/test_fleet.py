@@ -15,17 +15,15 @@ from pathlib import Path
 import httpx
 import pytest
 
-from .redis_server import SHARED_URL, RedisServer, delete_prefix, new_prefix
-from .servers import (
-    CLIENT_TIMEOUT,
-    Origin,
-    Proxy,
-    Resp,
-    curl,
-    httpx_call,
-    requests_call,
-    run_concurrently,
-    run_mitmdump,
+from .clients import CLIENT_TIMEOUT, Resp, curl, httpx_call, requests_call, run_concurrently
+from .origins import Origin
+from .proxy import Proxy, run_mitmdump
+from .redis_server import (
+    SHARED_URL,
+    RedisServer,
+    delete_prefix,
+    new_prefix,
+    require_shared_redis,
 )
 
 CLIENTS = (curl, requests_call, httpx_call)
@@ -33,6 +31,7 @@ CLIENTS = (curl, requests_call, httpx_call)
 
 @pytest.fixture
 def prefix() -> Iterator[str]:
+    require_shared_redis()
     p = new_prefix()
     yield p
     delete_prefix(SHARED_URL, p)

@@ -9,7 +9,9 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 
-from .servers import Origin, Proxy, curl, httpx_call, requests_call, run_concurrently
+from .clients import curl, httpx_call, requests_call, run_concurrently
+from .origins import Origin
+from .proxy import Proxy
 
 
 def test_two_bots_share_one_crawl_delay_and_other_hosts_flow_meanwhile(

@@ -12,7 +12,9 @@ from typing import Any
 
 import pytest
 
-from .servers import Client, Origin, Proxy, httpx_call, page_body, run_mitmdump
+from .clients import Client, httpx_call
+from .origins import Origin, page_body
+from .proxy import Proxy, run_mitmdump
 
 OriginFactory = Callable[..., Origin]
 ProxyFactory = Callable[..., Proxy]

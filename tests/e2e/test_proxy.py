@@ -18,21 +18,10 @@ from typing import Any
 import httpx
 import pytest
 
-from .servers import (
-    Client,
-    Origin,
-    Proxy,
-    Reply,
-    Resp,
-    Seen,
-    curl,
-    free_port,
-    httpx_async_client,
-    httpx_call,
-    page_body,
-    requests_call,
-    run_mitmdump,
-)
+from .clients import Client, Resp, curl, httpx_async_client, httpx_call, requests_call
+from .machine import free_port
+from .origins import Origin, Reply, Seen, page_body
+from .proxy import Proxy, run_mitmdump
 
 OriginFactory = Callable[..., Origin]
 ProxyFactory = Callable[..., Proxy]

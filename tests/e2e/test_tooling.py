@@ -7,7 +7,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -19,7 +18,10 @@ from pathlib import Path
 import httpx
 
 from . import audit_sample
-from .servers import REPO, Origin, Proxy, clean_env, free_port, httpx_call
+from .clients import httpx_call
+from .machine import REPO, clean_env, free_port, require_tool
+from .origins import Origin
+from .proxy import Proxy
 
 OriginFactory = Callable[..., Origin]
 ProxyFactory = Callable[..., Proxy]
@@ -203,8 +205,7 @@ def test_check_answers_what_the_proxy_answers(origin: OriginFactory, proxy: Prox
 
 
 def chromium(*args: str) -> subprocess.CompletedProcess[str]:
-    browser = shutil.which("chromium") or shutil.which("chromium-browser")
-    assert browser, "chromium is not installed (scripts/test.sh installs Debian's package)"
+    browser = require_tool("chromium", "chromium-browser")
     with tempfile.TemporaryDirectory(prefix="robotsgate-chromium-") as profile:
         return subprocess.run(
             [browser, "--headless", "--no-sandbox", "--disable-gpu",

@@ -19,7 +19,8 @@ import h2.events
 import wsproto
 import wsproto.events
 
-from .servers import CLIENT_TIMEOUT, page_body
+from .clients import CLIENT_TIMEOUT
+from .origins import page_body
 
 _IDLE = 10.0  # seconds an origin connection may sit silent before the origin drops it
 

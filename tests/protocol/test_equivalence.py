@@ -439,13 +439,17 @@ def test_the_helper_is_what_the_gate_does(text: str, path: str, allowed: bool) -
     from robotsgate.fetch import FetchResult
     from robotsgate.gate import Gate, GateConfig, Request
     from robotsgate.origin import Origin
-    from robotsgate.store import MemoryStore
+    from robotsgate.retrieval import Retrieval
+    from robotsgate.rules_cache import RulesCache
+    from robotsgate.state.store import MemoryStore
 
     class Fetcher:
         async def fetch(self, robots_url: str, user_agent: str | None) -> FetchResult:
             return FetchResult("ok", robots_url, robots_url, 200, text.encode())
 
-    real = Gate(GateConfig(agent="bot"), Fetcher(), MemoryStore(10), lambda: 1_000_000.0)
+    store = MemoryStore(10)
+    retrieval = Retrieval(Fetcher(), RulesCache(10), store, lambda: 1_000_000.0)
+    real = Gate(GateConfig(), store, retrieval, lambda: 1_000_000.0)
     verdict = asyncio.run(real.check(Request(Origin.of("http", "example.com", None), path,
-                                             "bot")))
+                                             "bot", "bot")))
     assert (verdict.action != "block") is allowed is gate(text, path).allowed, verdict

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from cachetools import LRUCache
 from redis.asyncio import Redis
 
-from robotsgate.pacing import Refusal, Slot
+from robotsgate.state.pacing import Refusal, Slot
 
 # KEYS[1] host hash. ARGV: interval, max_wait, channel, host, keep (seconds the hash outlives
 # its last use, so the backoff counter is remembered between pauses).

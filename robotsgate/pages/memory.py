@@ -1,6 +1,6 @@
 """Page-level robots signals in the proxy: annotate, remember nofollow links, refuse them.
 
-Every HTML response is read for its agent (robotsgate.protocol.pages) and gets one normalised
+Every HTML response is read for its agent (robotsgate.pages.read) and gets one normalised
 X-Robots-Tag. The links a bot may not follow from a page -- all of them when the page is nofollow,
 those of its nofollow sections otherwise -- are remembered per agent and page, bounded and for a
 limited time, so that a later request naming that page in its Referer and asking for one of
@@ -18,17 +18,10 @@ from cachetools import TTLCache
 
 from robotsgate.content import decoded_prefix
 from robotsgate.origin import Origin
-from robotsgate.protocol.pages import (
-    MAX_PAGE_BYTES,
-    NO_SIGNALS,
-    PageSignals,
-    agent_tokens,
-    can_have_signals,
-    decode_html,
-    is_html,
-    read_page,
-    strip_page,
-)
+from robotsgate.pages.charset import MAX_PAGE_BYTES, decode_html
+from robotsgate.pages.directives import agent_tokens
+from robotsgate.pages.read import can_have_signals, is_html, read_page, strip_page
+from robotsgate.pages.signals import NO_SIGNALS, PageSignals
 from robotsgate.protocol.urls import normalize
 
 logger = logging.getLogger(__name__)

@@ -9,7 +9,7 @@ Keys, all under the configured prefix:
                            publishes; the others poll for the result, and take the lock over when
                            it expires without one (the holder died).
 
-Bodies are parsed back through the gate's parse cache, so identical bodies share one RobotsTxt.
+Bodies are parsed back through the rules cache, so identical bodies share one RobotsTxt.
 Each proxy also keeps a short-lived local mirror of what it read, so that a cached robots.txt
 costs no Redis round trip on the hot path.
 """
@@ -26,8 +26,8 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 from redis.typing import EncodableT
 
-from robotsgate.protocol import RobotsTxt
-from robotsgate.store import EntryKind, RobotsEntry
+from robotsgate.rules_cache import RulesCache
+from robotsgate.state.store import EntryKind, RobotsEntry
 
 _KINDS: dict[bytes, EntryKind] = {b"ok": "ok", b"missing": "missing",
                                   b"unreachable": "unreachable"}
@@ -40,22 +40,17 @@ end
 return 0
 """
 
-Parse = Callable[[str, bytes], RobotsTxt]
-
-
-def _unbound(sha: str, body: bytes) -> RobotsTxt:
-    raise RuntimeError("RedisStore.parse is not set: bind it to the gate's parse cache")
-
-
 class RedisStore:
     """The Store interface on Redis (redis-py's asyncio client)."""
 
     def __init__(self, client: "Redis", *, prefix: str, clock: Callable[[], float],
-                 max_origins: int, lock_ttl: float, keep_stale: float = 86_400.0,
-                 mirror_ttl: float = 30.0, poll_cap: float = 0.25) -> None:
+                 rules: RulesCache, max_origins: int, lock_ttl: float,
+                 keep_stale: float = 86_400.0, mirror_ttl: float = 30.0,
+                 poll_cap: float = 0.25) -> None:
         self._redis = client
         self._prefix = prefix
         self._clock = clock
+        self._rules = rules
         self._lock_ms = max(1, round(lock_ttl * 1000))
         self._keep_stale = keep_stale
         # How long a proxy trusts its mirror without asking Redis, at most: bounds how long it
@@ -65,7 +60,6 @@ class RedisStore:
         self._mirror: LRUCache[str, tuple[RobotsEntry, float]] = LRUCache(maxsize=max_origins)
         self._reading: dict[str, asyncio.Future[RobotsEntry | None]] = {}
         self._release = client.register_script(_RELEASE)
-        self.parse: Parse = _unbound
         self.fetches_waited = 0  # refreshes answered by another proxy's fetch, for tests/metrics
 
     def key(self, origin: str) -> str:
@@ -181,7 +175,7 @@ class RedisStore:
         robots = None
         if kind != "unreachable":
             # "missing" entries have no sha256: their empty body parses to "allow all".
-            robots = self.parse(sha or hashlib.sha256(body).hexdigest(), body)
+            robots = self._rules.parse(sha or hashlib.sha256(body).hexdigest(), body)
         return RobotsEntry(kind, robots_url, robots, int(status) if status else None, sha,
                            fetched_at, expires_at, _text(fields.get(b"error")), body)
 

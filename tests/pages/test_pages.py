@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from robotsgate.protocol.pages import (
+from robotsgate.pages import (
     MAX_PAGE_BYTES,
     MAX_SECTION_DEPTH,
     HtmlText,

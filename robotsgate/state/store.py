@@ -1,4 +1,4 @@
-"""State behind one small interface, so that a shared backend can replace the in-memory one.
+"""robots.txt entries behind one small interface, so that a shared backend can replace memory.
 
 The store keeps entries past their freshness: a stale copy is still the "last good copy" that
 RFC 9309 §2.3.1.4 lets us use while the origin's robots.txt is unreachable. Freshness is the
@@ -12,6 +12,7 @@ from typing import Literal, Protocol
 from cachetools import LRUCache
 
 from robotsgate.protocol import RobotsTxt
+from robotsgate.rules_cache import RulesCache
 
 # ok: parsed rules; missing: no robots.txt (4xx) -- no restrictions; unreachable: complete
 # disallow (5xx, 429, network trouble) with no good copy to fall back on.
@@ -53,8 +54,6 @@ class Store(Protocol):
         ...
 
 
-Parse = Callable[[str, bytes], RobotsTxt]  # (sha256, body) -> rules, through a parse cache
-
 # Origins whose whole entry, rules included, is kept at hand: the ones requests are going to now.
 HOT_ORIGINS = 1024
 
@@ -62,16 +61,16 @@ HOT_ORIGINS = 1024
 class MemoryStore:
     """The default store: a bounded LRU map of origins, in this process.
 
-    With `parse` set, an entry's rules are not kept with it: only its body and hash, and the
-    rules come back through `parse` (the gate's parse cache, bounded on its own) when the
-    entry is read. Parsed rules cost several times their body, and a proxy may remember a
-    hundred thousand origins while it is busy with a few.
+    With a rules cache, an entry's rules are not kept with it: only its body and hash, and the
+    rules come back through the cache (bounded on its own) when the entry is read. Parsed rules
+    cost several times their body, and a proxy may remember a hundred thousand origins while it
+    is busy with a few. Without one, entries are kept whole.
     """
 
-    def __init__(self, max_origins: int, parse: Parse | None = None) -> None:
+    def __init__(self, max_origins: int, rules: RulesCache | None = None) -> None:
         self._entries: LRUCache[str, RobotsEntry] = LRUCache(maxsize=max_origins)
         self._hot: LRUCache[str, RobotsEntry] = LRUCache(maxsize=min(HOT_ORIGINS, max_origins))
-        self.parse = parse
+        self._rules = rules
 
     async def get(self, origin: str) -> RobotsEntry | None:
         entry = self._hot.get(origin)
@@ -79,21 +78,21 @@ class MemoryStore:
             return entry
         entry = self._entries.get(origin)
         if entry is not None and entry.robots is None and entry.kind != "unreachable" and \
-                self.parse is not None and entry.sha256 is not None:
-            entry = replace(entry, robots=self.parse(entry.sha256, entry.body))
+                self._rules is not None and entry.sha256 is not None:
+            entry = replace(entry, robots=self._rules.parse(entry.sha256, entry.body))
             self._hot[origin] = entry
         return entry
 
     async def put(self, origin: str, entry: RobotsEntry) -> None:
         self._hot.pop(origin, None)
-        if self.parse is not None and entry.kind != "unreachable" and entry.sha256 is not None:
+        if self._rules is not None and entry.kind != "unreachable" and entry.sha256 is not None:
             self._hot[origin] = entry
             entry = replace(entry, robots=None)  # the body is enough to have them back
         self._entries[origin] = entry
 
     async def refresh(self, origin: str, stale: RobotsEntry | None,
                       fetch: Callable[[], Awaitable[RobotsEntry]]) -> RobotsEntry:
-        # One process: the gate's own in-flight map already makes this the only fetch.
+        # One process: the caller's own in-flight map already makes this the only fetch.
         return await fetch()
 
     def __len__(self) -> int:

@@ -3,7 +3,7 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from robotsgate.protocol.pages import can_have_signals, read_page
+from robotsgate.pages import can_have_signals, read_page
 
 NOW = 1_700_000_000.0
 

@@ -1,7 +1,7 @@
 """Fleet mode: the proxies of a fleet share robots.txt and politeness through one Redis.
 
 `Fleet` owns a proxy's Redis connection and knows whether Redis is reachable. A background task
-keeps the notice channel subscribed (see redis_pacing) and is also what notices Redis coming
+keeps the notice channel subscribed (see redis_pacing.py) and is also what notices Redis coming
 back: it retries every `retry_interval` seconds while Redis is down. While it is down,
 `robots_redis_fallback` decides: `closed` refuses every request (SharedStateUnavailable, which the
 addon answers 503) and `local` uses this proxy's in-memory store and pacer, with loud logging,
@@ -23,13 +23,14 @@ from redis.connection import parse_url
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from robotsgate.pacing import Pacer, Refusal, Slot
-from robotsgate.protocol import RobotsTxt
-from robotsgate.redis_pacing import RedisPacer
-from robotsgate.redis_store import RedisStore
-from robotsgate.store import MemoryStore, RobotsEntry
+from robotsgate.rules_cache import RulesCache
+from robotsgate.state.pacing import Pacer, Refusal, Slot
+from robotsgate.state.redis_pacing import RedisPacer
+from robotsgate.state.redis_store import RedisStore
+from robotsgate.state.store import MemoryStore, RobotsEntry
 
-logger = logging.getLogger(__name__)
+# The name it has always logged under: operators' log filters keep working.
+logger = logging.getLogger("robotsgate.fleet")
 
 Fallback = Literal["closed", "local"]
 FALLBACKS: tuple[Fallback, ...] = ("closed", "local")
@@ -79,8 +80,8 @@ class Fleet:
     """One proxy's view of the fleet's Redis: its store, its pacer, and whether it is reachable."""
 
     def __init__(self, url: str, *, prefix: str, fallback: Fallback, clock: Callable[[], float],
-                 local_store: MemoryStore, local_pacer: Pacer, max_origins: int,
-                 max_wait: float, lock_ttl: float, retry_interval: float = 0.5,
+                 rules: RulesCache, local_store: MemoryStore, local_pacer: Pacer,
+                 max_origins: int, max_wait: float, lock_ttl: float, retry_interval: float = 0.5,
                  timeout: float = 2.0, idle_ttl: float = 5.0, max_connections: int = 64,
                  monotonic: Callable[[], float] = time.monotonic) -> None:
         self.url = url
@@ -93,7 +94,8 @@ class Fleet:
         self.client: Redis = Redis.from_pool(BlockingConnectionPool.from_url(
             url, max_connections=max_connections, timeout=timeout, retry=Retry(NoBackoff(), 0),
             socket_connect_timeout=timeout, socket_timeout=timeout))
-        self.shared_store = RedisStore(self.client, prefix=prefix, clock=clock,
+        # Bodies read from Redis are parsed through the same cache as this proxy's own.
+        self.shared_store = RedisStore(self.client, prefix=prefix, clock=clock, rules=rules,
                                        max_origins=max_origins, lock_ttl=lock_ttl)
         self.shared_pacer = RedisPacer(self.client, prefix=prefix, max_wait=max_wait,
                                        max_hosts=max_origins, idle_ttl=idle_ttl,
@@ -106,10 +108,6 @@ class Fleet:
         self._down_since = 0.0
         self._reminded = 0.0
         self._watcher: asyncio.Task[None] | None = None
-
-    def bind(self, parse: Callable[[str, bytes], RobotsTxt]) -> None:
-        """Bodies read from Redis are parsed through this (the gate's parse cache)."""
-        self.shared_store.parse = parse
 
     # -- reachability ------------------------------------------------------------------------------
 

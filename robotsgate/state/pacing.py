@@ -1,21 +1,20 @@
-"""Per-host politeness: start-to-start spacing, pushback pauses, Visit-time windows.
+"""Per-host politeness: start-to-start spacing and pushback pauses.
 
 One schedule per host name, shared by every bot behind the proxy and by http and https alike.
 A request reserves its slot when it arrives (slot = max(now, next, paused_until);
 next = slot + interval), so waiting requests are served in arrival order and the reservation
 itself never waits: the caller sleeps until its slot. The clock is injected.
+
+(Visit-time windows are read from robots.txt alone: robotsgate.protocol.extensions.)
 """
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC
 from email.utils import parsedate_to_datetime
 from typing import Protocol
 
 from cachetools import LRUCache
-
-from robotsgate.protocol import VisitTime
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,15 +126,3 @@ def parse_retry_after(value: str | None, now: float) -> float | None:
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
     return max(0.0, when.timestamp() - now)
-
-
-def seconds_until_open(window: VisitTime, now: float) -> float:
-    """0 inside the window, else the seconds until it opens (UTC; windows may cross midnight)."""
-    moment = datetime.fromtimestamp(now, UTC)
-    if window.contains(moment.time()):
-        return 0.0
-    opens = moment.replace(hour=window.start.hour, minute=window.start.minute, second=0,
-                           microsecond=0)
-    if opens <= moment:
-        opens += timedelta(days=1)
-    return math.ceil((opens - moment).total_seconds())

@@ -1,0 +1,140 @@
+"""Settings -> the services that decide requests, built bottom-up and handed down.
+
+No mitmproxy here: the mitmproxy layer reads the options into `Settings` (robotsgate.options)
+and what mitmproxy's own options say about upstream connections into `Upstream`, and gets back
+running services. Errors a user can fix raise ValueError naming the option.
+"""
+
+import asyncio
+import ssl
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+import certifi
+import httpx
+
+from robotsgate.archive import RobotsArchive
+from robotsgate.audit import AuditLog
+from robotsgate.fetch import Fetcher
+from robotsgate.gate import Gate, GateConfig
+from robotsgate.metrics import Metrics
+from robotsgate.options import Settings
+from robotsgate.pages import PageConfig, Pages
+from robotsgate.retrieval import Retrieval
+from robotsgate.rules_cache import RulesCache
+from robotsgate.state.departures import Departures
+from robotsgate.state.fleet import Fleet
+from robotsgate.state.pacing import Pacer
+from robotsgate.state.store import MemoryStore
+
+
+@dataclass(frozen=True, slots=True)
+class Clocks:
+    """Injectable so that everything can be driven without real time. Pacing runs on the
+    monotonic clock: a wall clock that jumps must not bunch requests up."""
+
+    clock: Callable[[], float] = time.time
+    monotonic: Callable[[], float] = time.monotonic
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+
+
+@dataclass(frozen=True, slots=True)
+class Upstream:
+    """How the proxy reaches origins (mitmproxy's options): robots.txt fetches do the same."""
+
+    insecure: bool = False  # ssl_insecure
+    ca_file: str = ""  # ssl_verify_upstream_trusted_ca
+    ca_dir: str = ""  # ssl_verify_upstream_trusted_confdir
+    proxy: str | None = None  # the upstream proxy of mode upstream:URL
+    transport: httpx.AsyncBaseTransport | None = field(default=None, compare=False)
+
+    @staticmethod
+    def proxy_of(modes: "list[str] | tuple[str, ...]") -> str | None:
+        """In upstream mode the robots.txt fetch goes through the same upstream proxy."""
+        for mode in modes:
+            if mode.startswith("upstream:"):
+                return mode.removeprefix("upstream:")
+        return None
+
+    def verify(self) -> ssl.SSLContext | bool:
+        """The robots.txt fetch trusts what mitmproxy trusts for upstream connections."""
+        if self.insecure:
+            return False
+        return ssl.create_default_context(
+            cafile=self.ca_file or (None if self.ca_dir else certifi.where()),
+            capath=self.ca_dir or None)
+
+
+@dataclass(slots=True)
+class Services:
+    """What decides requests: rebuilt (and the old one closed) when a GATE option changes."""
+
+    gate: Gate
+    fetcher: Fetcher
+    fleet: Fleet | None
+    departures: Departures  # when paced requests really left
+
+    async def aclose(self) -> None:
+        await self.fetcher.aclose()
+        if self.fleet is not None:
+            await self.fleet.aclose()
+
+
+def services(settings: Settings, upstream: Upstream, clocks: Clocks, metrics: Metrics
+             ) -> Services:
+    """Bottom up, each part handed what it needs: nothing below the gate knows the gate."""
+    archive = _archive(settings.archive_dir)  # first: a bad directory changes nothing
+    rules = RulesCache(settings.rules_cache, semantics=settings.semantics,
+                       case_sensitive=settings.path_case == "sensitive")
+    fetcher = Fetcher(timeout=settings.fetch_timeout, verify=upstream.verify(),
+                      proxy=upstream.proxy, transport=upstream.transport)
+    pacer = Pacer(clocks.monotonic, max_wait=settings.max_wait, max_hosts=settings.cache_size)
+    departures = Departures(clocks.monotonic, clocks.sleep,
+                            max_hosts=min(settings.cache_size, 100_000))
+    # Cached origins keep bodies; their rules come back through the rules cache.
+    local_store = MemoryStore(settings.cache_size, rules)
+    fleet = None
+    if settings.redis:
+        # The in-memory store and pacer stay as the fallback for while Redis is down.
+        fleet = Fleet(settings.redis, prefix=settings.redis_prefix,
+                      fallback=settings.redis_fallback, clock=clocks.clock, rules=rules,
+                      local_store=local_store, local_pacer=pacer,
+                      max_origins=settings.cache_size, max_wait=settings.max_wait,
+                      lock_ttl=2 * settings.fetch_timeout + 5, monotonic=clocks.monotonic)
+    store = fleet.store if fleet else local_store
+    retrieval = Retrieval(fetcher, rules, store, clocks.clock, cache_ttl=settings.cache_ttl,
+                          error_ttl=settings.error_ttl, metrics=metrics, archive=archive)
+    config = GateConfig(min_delay=settings.min_delay_ms / 1000,
+                        max_crawl_delay=settings.max_crawl_delay,
+                        on_long_delay=settings.on_long_delay,
+                        pacing_margin=settings.pacing_margin_ms / 1000)
+    gate = Gate(config, store, retrieval, clocks.clock, fleet.pacer if fleet else pacer,
+                metrics=metrics)
+    return Services(gate, fetcher, fleet, departures)
+
+
+def pages(settings: Settings, clocks: Clocks) -> Pages:
+    """Page-level signals and the nofollow memory."""
+    return Pages(PageConfig(enforce_nofollow=settings.enforce_nofollow, strip=settings.strip,
+                            memory_size=settings.nofollow_memory,
+                            memory_ttl=settings.nofollow_ttl), clocks.clock, clocks.monotonic)
+
+
+def audit_log(settings: Settings) -> AuditLog:
+    try:
+        return AuditLog(settings.audit_log, max_bytes=settings.audit_max_bytes,
+                        keep=settings.audit_keep)
+    except OSError as exc:
+        raise ValueError(f"robots_audit_log: cannot open {settings.audit_log!r}: "
+                         f"{exc.strerror}") from exc
+
+
+def _archive(directory: str) -> RobotsArchive | None:
+    if not directory:
+        return None
+    try:
+        return RobotsArchive(directory)
+    except OSError as exc:
+        raise ValueError(f"robots_archive_dir: cannot use {directory!r}: "
+                         f"{exc.strerror or exc}") from exc

@@ -1,0 +1,36 @@
+"""robotsgate's mitmproxy layer: the only package that imports mitmproxy.
+
+One small addon per concern, cooperating through flow.metadata (robotsgate.mitm.keys) and
+sharing the options and services that `Runtime` owns. mitmproxy calls each hook on them in the
+order listed, which is the order that matters:
+
+- `Runtime`     options -> Settings -> services; audit log, metrics server, lifecycle
+- `Tunnels`     CONNECT (ignore_hosts), the layer chosen for each connection, 101 cut
+- `Decide`      every request, at its headers: refused, held, or forwarded
+- `Turns`       a paced request takes its turn as it leaves; departures reported
+- `Pushback`    an origin's 429/503 pauses its host; X-Robotsgate-Delay-Ms
+- `PageReader`  X-Robots-Tag, nofollow links remembered, robots_strip
+"""
+
+import httpx
+
+from robotsgate.assemble import Clocks, Upstream
+from robotsgate.mitm.decide import Decide
+from robotsgate.mitm.pages import PageReader
+from robotsgate.mitm.pushback import Pushback
+from robotsgate.mitm.runtime import Runtime
+from robotsgate.mitm.tunnels import Tunnels
+from robotsgate.mitm.turns import Turns
+
+
+class RobotsGate:
+    """robotsgate as one mitmproxy addon: `addons = [RobotsGate()]`. It has no hooks of its
+    own; mitmproxy runs those of `self.addons`, in order."""
+
+    def __init__(self, *, clocks: Clocks | None = None,
+                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+        # Injectable so that it can be driven without a network (transport: where robots.txt
+        # files are fetched from) or real time.
+        self.runtime = Runtime(clocks or Clocks(), Upstream(transport=transport))
+        self.addons = [self.runtime, Tunnels(self.runtime), Decide(self.runtime),
+                       Turns(self.runtime), Pushback(self.runtime), PageReader(self.runtime)]

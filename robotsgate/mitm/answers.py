@@ -1,0 +1,119 @@
+"""robotsgate's own answers, and the audit record of every one of them."""
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from mitmproxy import http
+
+from robotsgate import outcomes
+from robotsgate.audit import AuditLog, AuditRecord, Event, timestamp
+from robotsgate.gate import Verdict
+from robotsgate.identity import AgentMap, Identity
+from robotsgate.metrics import Metrics
+from robotsgate.mitm import keys
+from robotsgate.outcomes import Reason
+
+logger = logging.getLogger(__name__)
+
+
+class AuditUnwritable(Exception):
+    """The audit log cannot be written and robots_audit_failure is "closed"."""
+
+
+def answer(flow: http.HTTPFlow, reason: Reason, body: str, extra: dict[str, str] | None = None,
+           verdict: Verdict | None = None) -> None:
+    """Answer the request in the proxy's name: the body, and headers that say why."""
+    headers = {"Content-Type": "text/plain; charset=utf-8", "X-Robotsgate-Reason": reason}
+    outcome = outcomes.OUTCOMES[reason]
+    if outcome.close:
+        headers["Connection"] = "close"
+    if extra:
+        headers.update(extra)
+    if verdict is not None:
+        headers["X-Robotsgate-Robots-Url"] = verdict.robots_url
+        headers["X-Robotsgate-Agent"] = verdict.agent
+    if "close" in flow.request.headers.get("connection", "").lower():
+        headers["Connection"] = "close"
+    flow.response = http.Response.make(outcome.status, body.encode("utf-8"), headers)
+    flow.metadata[keys.ANSWERED] = True
+
+
+def retry_after(seconds: int | None) -> dict[str, str]:
+    return {"Retry-After": str(seconds)} if seconds else {}
+
+
+class Recorder:
+    """Audit records (and the metrics that count them) from flows and connections."""
+
+    def __init__(self, audit: AuditLog, metrics: Metrics, clock: Callable[[], float], *,
+                 fail_closed: Callable[[], bool], monitor: Callable[[], bool]) -> None:
+        self.audit = audit
+        self.metrics = metrics
+        self._clock = clock
+        self._fail_closed = fail_closed  # robots_audit_failure == "closed", read when it fails
+        self._monitor = monitor
+        self.failures = 0
+
+    def flow(self, flow: http.HTTPFlow, event: Event, reason: Reason, status: int | None,
+             verdict: Verdict | None, *, page: str | None = None) -> None:
+        """The record of one request. Raises AuditUnwritable when it cannot be written and
+        robots_audit_failure is closed."""
+        self.metrics.recorded(event, reason)
+        req = flow.request
+        entry = verdict.entry if verdict else None
+        decision = verdict.decision if verdict else None
+        rule = decision.rule if decision else None
+        group = decision.group if decision else None
+        identity: Identity | None = flow.metadata.get(keys.IDENTITY)
+        user_agent = req.headers.get("user-agent")
+        self._write(AuditRecord(
+            ts=timestamp(self._clock()), event=event, reason=reason, status=status,
+            agent=verdict.agent if verdict else (identity.token if identity else None) or "*",
+            user_agent=user_agent, client=peer(flow.client_conn.peername), method=req.method,
+            url=req.url,  # the target decided, not whatever a Host header claims
+            robots_url=verdict.robots_url if verdict else None,
+            robots_status=entry.status if entry else None,
+            robots_fetched_at=timestamp(entry.fetched_at) if entry else None,
+            robots_sha256=entry.sha256 if entry else None,
+            group=", ".join(group.agents) if group else None,
+            rule=rule.text if rule else None, line=rule.line if rule else None,
+            delay_ms=round(verdict.wait * 1000) if verdict else 0, mode=self._mode(),
+            asked_delay_ms=_ms(verdict.asked_delay) if verdict else None,
+            agent_source=identity.source if identity else None,
+            user_agent_mismatch=identity.mismatch(user_agent) if identity else None, page=page))
+
+    def connection(self, agents: AgentMap, agent_option: str | None, client: Any, event: Event,
+                   url: str, method: str) -> None:
+        """The record of a connection refused as a whole (reason protocol)."""
+        identity = agents.resolve(user=None, address=client[0] if client else None,
+                                  agent_option=agent_option)
+        self.metrics.recorded(event, Reason.PROTOCOL)
+        self._write(AuditRecord(
+            ts=timestamp(self._clock()), event=event, reason=Reason.PROTOCOL, status=None,
+            agent=identity.token or "*", user_agent=None, client=peer(client), method=method,
+            url=url, robots_url=None, robots_status=None, robots_fetched_at=None,
+            robots_sha256=None, group=None, rule=None, line=None, delay_ms=0,
+            mode=self._mode(), agent_source=identity.source))
+
+    def _mode(self) -> str:
+        return "monitor" if self._monitor() else "enforce"
+
+    def _write(self, record: AuditRecord) -> None:
+        try:
+            self.audit.write(record)
+        except OSError as exc:
+            self.failures += 1
+            if self.failures == 1 or self.failures % 1000 == 0:
+                logger.error("robotsgate: cannot write the audit log %s (%d failures so far): "
+                             "%s", self.audit.path, self.failures, exc)
+            if self._fail_closed():
+                raise AuditUnwritable(str(exc)) from exc
+
+
+def peer(peername: Any) -> str | None:
+    return f"{peername[0]}:{peername[1]}" if peername else None
+
+
+def _ms(seconds: float | None) -> int | None:
+    return None if seconds is None else round(seconds * 1000)

@@ -1,0 +1,11 @@
+"""The flow.metadata keys through which robotsgate's addons cooperate on one flow."""
+
+from typing import Final
+
+IDENTITY: Final = "robotsgate.identity"  # who the request was decided for (identity.Identity)
+DECIDED: Final = "robotsgate.decided"  # the request was decided (normally at its headers)
+ANSWERED: Final = "robotsgate.answered"  # the response is robotsgate's own answer
+HOST: Final = "robotsgate.host"  # the origin's host, as the pacer knows it
+USER_AGENT: Final = "robotsgate.user_agent"  # the request's User-Agent
+DELAY_MS: Final = "robotsgate.delay_ms"  # the politeness wait applied before forwarding
+PACED: Final = "robotsgate.paced"  # the interval it keeps, until it takes its turn

@@ -1,0 +1,51 @@
+"""Page-level signals on responses: every HTML page gets one normalised X-Robots-Tag for the
+agent, its nofollow links are remembered (the request decision refuses them), and with
+robots_strip its noindex text and nofollow hrefs are removed (robotsgate.pages)."""
+
+import logging
+
+from mitmproxy import http
+
+from robotsgate.mitm import keys
+from robotsgate.mitm.headers import ResponseHeaders, set_headers
+from robotsgate.mitm.runtime import Runtime
+
+logger = logging.getLogger(__name__)
+
+
+class PageReader:
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+
+    def response(self, flow: http.HTTPFlow) -> None:
+        """Trouble here never breaks a response: it goes through as it came, and the trouble is
+        logged."""
+        response, req, pages = flow.response, flow.request, self.runtime.pages
+        if response is None or pages is None or flow.error is not None or \
+                flow.metadata.get(keys.ANSWERED) or response.status_code == 101:
+            return
+        seen = ResponseHeaders.of(response.headers.fields)
+        if not pages.reads(req.method, response.status_code, seen.content_type):
+            return
+        try:
+            raw = response.raw_content
+            if raw is None:
+                return  # streamed (stream_large_bodies): already on its way to the bot
+            identity = flow.metadata.get(keys.IDENTITY)
+            result = pages.annotate(
+                url=lambda: req.url, method=req.method, status=response.status_code,
+                agent=identity.token if identity else self.runtime.settings.agent or None,
+                user_agent=flow.metadata[keys.USER_AGENT] if keys.USER_AGENT in flow.metadata
+                else req.headers.get("user-agent"),
+                content_type=seen.content_type, x_robots_tag=seen.x_robots_tag, raw=raw,
+                content_encoding=seen.content_encoding)
+        except Exception:
+            logger.exception("robotsgate: could not read the page signals of %s; passed on "
+                             "unchanged", req.pretty_url)
+            return
+        # The origin's own X-Robots-Tag headers are replaced: the one value carries everything
+        # they said for this agent, together with the page's META and nothing for other agents.
+        set_headers(response.headers, [(b"X-Robots-Tag", result.x_robots_tag.encode(
+            "utf-8", "surrogateescape"))], replace=bool(seen.x_robots_tag))
+        if result.body is not None:
+            response.content = result.body

@@ -1,0 +1,42 @@
+"""Pushback: a 429 or 503 from an origin pauses its host for every bot; any other answer
+ends the pause. Every forwarded response also says how long the proxy held the request."""
+
+import logging
+
+from mitmproxy import http
+
+from robotsgate.mitm import keys
+from robotsgate.mitm.headers import set_headers
+from robotsgate.mitm.runtime import Runtime
+from robotsgate.origin import Origin
+from robotsgate.state.pacing import parse_retry_after
+
+logger = logging.getLogger(__name__)
+
+
+class Pushback:
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+
+    async def response(self, flow: http.HTTPFlow) -> None:
+        response = flow.response
+        if response is None or flow.error is not None or flow.metadata.get(keys.ANSWERED) or \
+                self.runtime.services is None or response.status_code == 101:
+            return
+        delay = flow.metadata.get(keys.DELAY_MS)
+        if delay is not None:
+            # The origin cannot set it for us: any header of that name it sent goes.
+            set_headers(response.headers, [(b"X-Robotsgate-Delay-Ms", str(delay).encode())],
+                        replace=any(name.lower() == b"x-robotsgate-delay-ms"
+                                    for name, _ in response.headers.fields))
+        host = flow.metadata.get(keys.HOST) or \
+            Origin.of(flow.request.scheme, flow.request.host, flow.request.port).host
+        pacer = self.runtime.services.gate.pacer
+        if response.status_code in (429, 503):
+            pause = await pacer.pushback(host, parse_retry_after(
+                response.headers.get("retry-after"), self.runtime.clocks.clock()))
+            logger.info("robotsgate: %s answered %d: pausing it for %.1f s", host,
+                        response.status_code, pause)
+        else:
+            await pacer.recovered(host)
+

@@ -1,0 +1,193 @@
+"""Connections and upgrades: whatever mitmproxy chose to speak on a connection, either each
+request on it is decided, or the connection is refused and audited.
+
+HTTP (1, 2, 3, WebSocket) and TLS layers lead to decided requests or to another choice of layer.
+The others carry bytes robotsgate cannot decide: raw TCP (mitmproxy falls back to it for bytes
+that do not look like HTTP at first sight, such as a request line written in two parts or after
+an empty line), UDP, DNS, raw QUIC. Raw TCP in a tunnel is read as HTTP instead (mitmproxy's own
+choice with rawtcp off), so every request in it is decided and anything else gets mitmproxy's
+400. The rest is refused; a connection that ignore_hosts or allow_hosts pass through unseen is
+let through only inside a CONNECT, decided on its host (http_connect). An origin switching
+protocols to anything but WebSocket is cut before the 101 reaches the client.
+"""
+
+import contextlib
+import logging
+import re
+
+from mitmproxy import ctx, http
+from mitmproxy.proxy import commands, events, layer
+from mitmproxy.proxy.layers import DNSLayer, HttpLayer, RawQuicLayer, TCPLayer, UDPLayer, modes
+from mitmproxy.proxy.layers.http import HTTPMode
+
+from robotsgate import outcomes
+from robotsgate.audit import Event
+from robotsgate.mitm import keys
+from robotsgate.mitm.answers import AuditUnwritable, answer, peer, retry_after
+from robotsgate.mitm.runtime import Runtime
+from robotsgate.origin import Origin
+from robotsgate.outcomes import Reason
+from robotsgate.state.fleet import SharedStateUnavailable
+
+logger = logging.getLogger(__name__)
+
+# Layers that carry bytes robotsgate cannot decide request by request.
+_UNDECIDABLE = (TCPLayer, UDPLayer, DNSLayer, RawQuicLayer)
+
+
+class Tunnels:
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+
+    async def http_connect(self, flow: http.HTTPFlow) -> None:
+        """With ignore_hosts/allow_hosts set, every tunnel is decided now, on its host alone.
+
+        mitmproxy decides to pass a connection through unseen by its CONNECT target, but also by
+        the address it connects to and by the TLS server name the client sends later -- none of
+        which is known yet. So when any host may go unseen, every CONNECT is decided on its
+        host; without those options every request inside a tunnel is decided on its own.
+        """
+        opts = ctx.options
+        runtime = self.runtime
+        services = runtime.services
+        if flow.response is not None or services is None or \
+                not (opts.ignore_hosts or opts.allow_hosts):
+            return
+        recorder = runtime.recorder
+        assert recorder is not None
+        req = flow.request
+        try:
+            identity = runtime.identify(flow)
+            scheme = "http" if req.port == 80 else "https"
+            verdict = await services.gate.check_host(Origin.of(scheme, req.host, req.port),
+                                                    req.headers.get("user-agent"), identity.token)
+            if verdict.action == "forward":
+                if not_intercepted(req.host, req.port):
+                    recorder.flow(flow, "tunnel", Reason.NOT_INTERCEPTED, None, verdict)
+                return
+            status = verdict.status or 503
+            if runtime.settings.monitor:
+                recorder.flow(flow, "would-block", verdict.reason, status, verdict)
+                return
+            recorder.flow(flow, "block", verdict.reason, status, verdict)
+            answer(flow, verdict.reason, outcomes.text(verdict.reason, tunnel=True,
+                                                       host=req.host,
+                                                       robots_url=verdict.robots_url),
+                   retry_after(verdict.retry_after), verdict)
+        except Exception as exc:
+            reason = Reason.REDIS_UNAVAILABLE if isinstance(exc, SharedStateUnavailable) \
+                else Reason.INTERNAL_ERROR
+            if reason is Reason.INTERNAL_ERROR:
+                logger.exception("robotsgate: internal error deciding CONNECT %s", req.host)
+            outcome = outcomes.OUTCOMES[reason]
+            answer(flow, reason, outcomes.text(reason, tunnel=True),
+                   retry_after(outcome.retry_after))
+            with contextlib.suppress(AuditUnwritable):  # already failing closed
+                recorder.flow(flow, "block", reason, outcome.status, None)
+
+    def next_layer(self, nextlayer: layer.NextLayer) -> None:
+        if nextlayer.layer is None:
+            # Script addons are asked before mitmproxy's own chooser: let it choose first (it
+            # leaves a layer that is already set alone when its turn comes).
+            ctx.master.addons.get("nextlayer").next_layer(nextlayer)
+        chosen = nextlayer.layer
+        if chosen is None:
+            return
+        context = nextlayer.context
+        nested = _undecidable_below(chosen)
+        if nested is not None:  # a stack chosen whole (reverse:tls://, reverse:tcp:// + TLS)
+            self._refuse_connection(nextlayer, nested)
+            return
+        if not isinstance(chosen, _UNDECIDABLE):
+            return
+        address = context.server.address
+        tunnel = len(context.layers) > 1 and isinstance(
+            context.layers[0], (modes.HttpProxy, modes.HttpUpstreamProxy))
+        if tunnel and address is not None and _ignored(nextlayer) and \
+                not_intercepted(address[0], address[1]):
+            return  # decided at the CONNECT, on its host, and recorded there (http_connect)
+        if isinstance(chosen, TCPLayer) and address is not None and \
+                context.client.transport_protocol == "tcp":
+            # Raw TCP, or a passthrough mitmproxy chose by something else than the CONNECT
+            # target (a Host header, a server name, the address it resolved): read as HTTP.
+            nextlayer.layer = HttpLayer(context, HTTPMode.transparent)
+            return
+        self._refuse_connection(nextlayer, chosen)
+
+    def _refuse_connection(self, nextlayer: layer.NextLayer, chosen: layer.Layer) -> None:
+        context = nextlayer.context
+        kind = {TCPLayer: "tcp", UDPLayer: "udp", DNSLayer: "dns"}.get(type(chosen), "quic")
+        address = context.server.address
+        target = peer(address) if address else "unknown"
+        monitor = self.runtime.settings.monitor
+        event: Event = "would-block" if monitor else "block"
+        recorder = self.runtime.recorder
+        assert recorder is not None
+        with contextlib.suppress(AuditUnwritable):  # refused either way
+            recorder.connection(self.runtime.agents, self.runtime.settings.agent or None,
+                                context.client.peername, event, f"{kind}://{target}",
+                                kind.upper())
+        if monitor:
+            return
+        logger.info("robotsgate: refused a %s connection to %s from %s: it carries nothing "
+                    "robotsgate can decide", kind, target, peer(context.client.peername))
+        nextlayer.layer = _Refused(context)
+
+    def response(self, flow: http.HTTPFlow) -> None:
+        """An origin switching protocols to anything but WebSocket (an upgrade it was never
+        offered, or one mitmproxy will not read): mitmproxy would relay the connection as a
+        raw pipe from then on. The connection is closed instead, before the 101 reaches the
+        client."""
+        if flow.response is None or flow.response.status_code != 101 or \
+                flow.websocket is not None or flow.metadata.get(keys.ANSWERED):
+            return
+        recorder = self.runtime.recorder
+        assert recorder is not None
+        if self.runtime.settings.monitor:
+            recorder.flow(flow, "would-block", Reason.UPGRADE, 101, None)
+            return
+        # Not "block": the request itself was decided and did reach the origin.
+        recorder.flow(flow, "cut", Reason.UPGRADE, 502, None)
+        flow.kill()
+
+
+def not_intercepted(host: str, port: int) -> bool:
+    """Whether mitmproxy will pass this CONNECT through unseen (ignore_hosts, allow_hosts).
+
+    Mirrors mitmproxy's own test on "host:port" (next_layer.py), case-insensitively.
+    """
+    opts = ctx.options
+    address = f"{host}:{port}"
+    if opts.allow_hosts and not any(re.search(rex, address, re.IGNORECASE)
+                                    for rex in opts.allow_hosts):
+        return True
+    return any(re.search(rex, address, re.IGNORECASE) for rex in opts.ignore_hosts)
+
+
+def _ignored(nextlayer: layer.NextLayer) -> bool:
+    """Whether mitmproxy passes this connection through unseen (ignore_hosts, allow_hosts), asked
+    of its own next-layer addon, so that the answer is the one it acted on."""
+    chooser = ctx.master.addons.get("nextlayer")
+    try:
+        return bool(chooser._ignore_connection(nextlayer.context, nextlayer.data_client(),
+                                               nextlayer.data_server()))
+    except Exception:
+        return False  # cannot tell: not let through unseen
+
+
+class _Refused(layer.Layer):
+    """A connection closed as soon as it starts: nothing it sends goes anywhere."""
+
+    def _handle_event(self, event: events.Event) -> layer.CommandGenerator[None]:
+        if isinstance(event, events.Start):
+            yield commands.CloseConnection(self.context.client)
+
+
+def _undecidable_below(chosen: layer.Layer) -> layer.Layer | None:
+    """An undecidable layer under the chosen one, when mitmproxy chose a whole stack at once."""
+    below = getattr(chosen, "child_layer", None)
+    while below is not None:
+        if isinstance(below, _UNDECIDABLE):
+            return below
+        below = getattr(below, "child_layer", None)
+    return None

@@ -1,0 +1,77 @@
+"""Paced requests take their turn at the last moment before they leave.
+
+A paced request leaves one interval after the previous one to its host really left (see
+robotsgate.state.departures), which is known only from the connection events and the first byte
+of the answer: these hooks report them.
+"""
+
+from typing import Any
+
+from mitmproxy import http
+
+from robotsgate.mitm import keys
+from robotsgate.mitm.runtime import Runtime
+from robotsgate.origin import Origin
+
+_HOSTS_REMEMBERED = 4096
+
+
+class Turns:
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self._hosts: dict[str, str] = {}
+
+    async def requestheaders(self, flow: http.HTTPFlow) -> None:
+        if keys.PACED in flow.metadata and flow.response is None and self._streams_now(flow):
+            await self._take_turn(flow)
+
+    async def request(self, flow: http.HTTPFlow) -> None:
+        if keys.PACED in flow.metadata and flow.response is None:
+            await self._take_turn(flow)
+
+    async def _take_turn(self, flow: http.HTTPFlow) -> None:
+        interval = flow.metadata.pop(keys.PACED, None)
+        departures = self.runtime.departures
+        if interval is None or departures is None:
+            return
+        async with departures.turn(flow.metadata[keys.HOST], interval, flow.id,
+                                   tls=flow.request.scheme == "https"):
+            pass
+
+    def _streams_now(self, flow: http.HTTPFlow) -> bool:
+        """Whether mitmproxy may send this request before its request hook: a body that is
+        streamed (stream_large_bodies) goes as soon as the headers are decided."""
+        if flow.request.stream:
+            return True
+        if not self.runtime.stream_bodies:
+            return False
+        headers = flow.request.headers
+        return "transfer-encoding" in headers or headers.get("content-length", "0") != "0"
+
+    def responseheaders(self, flow: http.HTTPFlow) -> None:
+        departures = self.runtime.departures
+        if departures is not None and keys.HOST in flow.metadata:
+            departures.settled(flow.metadata[keys.HOST], flow.id)
+
+    def error(self, flow: http.HTTPFlow) -> None:
+        self.responseheaders(flow)
+
+    def server_connected(self, data: Any) -> None:
+        self._connected(data.server.address, tls=False)
+
+    def tls_established_server(self, data: Any) -> None:
+        self._connected(data.context.server.address, tls=True)
+
+    def _connected(self, address: tuple[str, int] | None, *, tls: bool) -> None:
+        departures = self.runtime.departures
+        if departures is not None and address is not None:
+            departures.connected(self._host(address[0]), tls=tls)
+
+    def _host(self, address: str) -> str:
+        """The host as the pacer knows it (Origin.of's canonical form), remembered."""
+        host = self._hosts.get(address)
+        if host is None:
+            if len(self._hosts) >= _HOSTS_REMEMBERED:
+                self._hosts.clear()  # endless distinct addresses: start over
+            host = self._hosts[address] = Origin.of("http", address, 80).host
+        return host

@@ -1,0 +1,232 @@
+"""Every robots_* option, declared once, as data; read into one frozen `Settings`.
+
+Each field of `Settings` is an option: its name (`robots_` + the field's name), type and default
+come from the field, its help, allowed values, bounds, check and what a change rebuilds from the
+field's metadata. The mitmproxy layer registers them from here (robotsgate.mitm.runtime), the
+services are assembled from the `Settings` value (robotsgate.assemble), and nothing else lists
+them: a new option is one field.
+
+No mitmproxy here: `Settings.read` takes any `name -> value` lookup and raises `ValueError`
+naming the option, so the options can be checked without a proxy.
+"""
+
+from collections.abc import Callable, Sequence
+from dataclasses import MISSING, Field, dataclass, field, fields
+from enum import StrEnum
+from typing import Any, Final, Literal, cast
+
+from robotsgate.identity import AgentMap
+from robotsgate.protocol import PRODUCT_TOKEN, SEMANTICS
+from robotsgate.protocol.readings import Semantics
+from robotsgate.state.fleet import FALLBACKS, Fallback, check_prefix, check_url
+
+PREFIX: Final = "robots_"
+MODES = ("enforce", "monitor")
+PATH_CASES = ("sensitive", "insensitive")
+LONG_DELAY = ("clamp", "refuse")
+AUDIT_FAILURE = ("closed", "continue")
+
+
+class Rebuilds(StrEnum):
+    """What a change of an option replaces (and so forgets)."""
+
+    NOTHING = "nothing"  # read afresh on every request
+    GATE = "gate"  # fetcher, stores, pacer: cached robots.txt files and schedules are forgotten
+    PAGES = "pages"  # the nofollow memory
+    AUDIT = "audit"  # the audit log is reopened
+    METRICS = "metrics"  # the metrics server is restarted
+
+
+def _option(default: Any, help: str, *, choices: Sequence[str] | None = None,
+            bounds: tuple[int, int] | None = None,
+            check: Callable[[Any], object] | None = None,
+            rebuilds: Rebuilds = Rebuilds.NOTHING) -> Any:
+    """A `Settings` field that is an option. `check` raises ValueError with the reason."""
+    metadata = {"help": help, "choices": tuple(choices) if choices else None, "bounds": bounds,
+                "check": check, "rebuilds": rebuilds}
+    return field(default=default, metadata=metadata)
+
+
+def _product_token(value: str) -> None:
+    if value and not PRODUCT_TOKEN.fullmatch(value):
+        raise ValueError(f"must be a product token (letters, '-' and '_'), such as MyBot; "
+                         f"got {value!r}")
+
+
+def _optional(check: Callable[[str], object]) -> Callable[[str], None]:
+    def checked(value: str) -> None:
+        if value:
+            check(value)
+    return checked
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """robotsgate's options, checked. Field `x` is the mitmproxy option `robots_x`."""
+
+    agent: str = _option(
+        "", "Product token to obey robots.txt as, for all traffic (e.g. MyBot). Unset: each "
+        "request's User-Agent header picks the group.", check=_product_token)
+    agents: tuple[str, ...] = _option(
+        (), "Product tokens for clients, one KEY=Token per entry: KEY is a proxy-auth user "
+        "name, a client address or a network (10.0.0.0/8). Takes precedence over robots_agent "
+        "and the User-Agent header.", check=AgentMap.parse)
+    require_agent: bool = _option(
+        False, "Answer 407 to requests whose bot cannot be identified (no map entry, no "
+        "proxy-auth user, no robots_agent and no User-Agent).")
+    audit_failure: Literal["closed", "continue"] = _option(
+        "closed", "When the audit log cannot be written: closed answers 503 instead of "
+        "forwarding or blocking unrecorded; continue logs the error and goes on.",
+        choices=AUDIT_FAILURE)
+    mode: Literal["enforce", "monitor"] = _option(
+        "enforce", "enforce: answer disallowed requests with 403. monitor: decide and audit, "
+        "but forward everything.", choices=MODES)
+    semantics: Semantics = _option(
+        "rfc9309", "How robots.txt is read: rfc9309, google (Google's reference parser) or "
+        "classic (the 1994 standard).", choices=SEMANTICS, rebuilds=Rebuilds.GATE)
+    path_case: Literal["sensitive", "insensitive"] = _option(
+        "sensitive", "Match paths case-sensitively (RFC 9309) or insensitively.",
+        choices=PATH_CASES, rebuilds=Rebuilds.GATE)
+    audit_log: str = _option(
+        "robots-audit.jsonl", "Audit log (JSON lines) of every block; '-' for standard output.",
+        rebuilds=Rebuilds.AUDIT)
+    audit_max_bytes: int = _option(
+        0, "Rotate the audit log when it would grow past this many bytes (0: never; use "
+        "logrotate and SIGHUP instead).", bounds=(0, 2**50), rebuilds=Rebuilds.AUDIT)
+    audit_keep: int = _option(
+        5, "Rotated audit logs kept by robots_audit_max_bytes: FILE.1 ... FILE.N.",
+        bounds=(1, 1000), rebuilds=Rebuilds.AUDIT)
+    cache_ttl: int = _option(
+        86_400, "Seconds a robots.txt is cached at most (Cache-Control max-age may shorten it); "
+        "at most 86400 (RFC 9309).", bounds=(1, 86_400), rebuilds=Rebuilds.GATE)
+    cache_size: int = _option(
+        100_000, "Origins whose robots.txt is cached.", bounds=(1, 100_000_000),
+        rebuilds=Rebuilds.GATE)
+    rules_cache: int = _option(
+        4096, "Distinct robots.txt files kept parsed; a cached origin whose file is not among "
+        "them has it parsed again from its cached body.", bounds=(1, 100_000_000),
+        rebuilds=Rebuilds.GATE)
+    fetch_timeout: int = _option(
+        10, "Seconds to wait for a robots.txt answer before treating the origin as unreachable "
+        "(503).", bounds=(1, 600), rebuilds=Rebuilds.GATE)
+    error_ttl: int = _option(
+        60, "Seconds an unreachable robots.txt is remembered before it is asked for again; also "
+        "the Retry-After of the 503 answers meanwhile.", bounds=(1, 86_400),
+        rebuilds=Rebuilds.GATE)
+    min_delay_ms: int = _option(
+        0, "Least milliseconds between the starts of two requests to one host, whatever its "
+        "robots.txt says.", bounds=(0, 3_600_000), rebuilds=Rebuilds.GATE)
+    pacing_margin_ms: int = _option(
+        10, "Milliseconds added to every non-zero politeness interval, so that the proxy's own "
+        "forwarding jitter never brings two requests closer than the site asked.",
+        bounds=(0, 1000), rebuilds=Rebuilds.GATE)
+    max_wait: int = _option(
+        60, "Seconds a request may be held for politeness; one that would wait longer is "
+        "answered 429 with Retry-After.", bounds=(0, 3600), rebuilds=Rebuilds.GATE)
+    max_crawl_delay: int = _option(
+        60, "Longest Crawl-delay (seconds) honoured as asked; a longer one is clamped or "
+        "refused, per robots_on_long_delay.", bounds=(1, 86_400), rebuilds=Rebuilds.GATE)
+    on_long_delay: Literal["clamp", "refuse"] = _option(
+        "clamp", "clamp: use robots_max_crawl_delay instead of a longer Crawl-delay. refuse: "
+        "answer 429 to every request to such a host.", choices=LONG_DELAY,
+        rebuilds=Rebuilds.GATE)
+    redis: str = _option(
+        "", "redis://host:port/db: share robots.txt and politeness with every proxy on this "
+        "Redis (fleet mode). Unset: this process's memory.", check=_optional(check_url),
+        rebuilds=Rebuilds.GATE)
+    redis_prefix: str = _option(
+        "robotsgate:", "Prefix of every Redis key and channel robotsgate uses.",
+        check=check_prefix, rebuilds=Rebuilds.GATE)
+    redis_fallback: Fallback = _option(
+        "closed", "While Redis is unreachable: closed answers 503; local uses this proxy's own "
+        "memory (politeness no longer shared).", choices=FALLBACKS, rebuilds=Rebuilds.GATE)
+    archive_dir: str = _option(
+        "", "Directory where every distinct robots.txt body fetched is kept, named by its "
+        "sha256, with a .json sidecar (URL, status, headers, fetched_at).",
+        rebuilds=Rebuilds.GATE)
+    metrics_port: int = _option(
+        0, "Port for Prometheus metrics on /metrics (0: not served).", bounds=(0, 65_535),
+        rebuilds=Rebuilds.METRICS)
+    metrics_host: str = _option(
+        "127.0.0.1", "Address the metrics port listens on.", rebuilds=Rebuilds.METRICS)
+    enforce_nofollow: bool = _option(
+        True, "Answer 403 to a request whose Referer is a page that is nofollow for the agent "
+        "(META robots, X-Robots-Tag) or that has the requested link in a nofollow section.",
+        rebuilds=Rebuilds.PAGES)
+    strip: bool = _option(
+        False, "Remove the text of noindex sections and the hrefs of links in nofollow "
+        "sections from HTML pages before the bot sees them.", rebuilds=Rebuilds.PAGES)
+    nofollow_memory: int = _option(
+        200_000, "Links remembered for nofollow enforcement, over all pages (least recently "
+        "used pages are forgotten first).", bounds=(1, 100_000_000), rebuilds=Rebuilds.PAGES)
+    nofollow_ttl: int = _option(
+        86_400, "Seconds a page's nofollow links are remembered.", bounds=(1, 30 * 86_400),
+        rebuilds=Rebuilds.PAGES)
+
+    @property
+    def monitor(self) -> bool:
+        return self.mode == "monitor"
+
+    @classmethod
+    def read(cls, get: Callable[[str], Any]) -> "Settings":
+        """Every option's value, from `get(option_name)`, each checked in declaration order;
+        the first bad one raises ValueError with a message that starts with its name."""
+        values: dict[str, Any] = {}
+        for spec in OPTIONS:
+            value = get(spec.name)
+            spec.check(value)
+            values[spec.attribute] = tuple(value) if spec.kind is Sequence else value
+        return cls(**values)
+
+    def changed(self, other: "Settings | None") -> set[Rebuilds]:
+        """What differs from `other` needs rebuilt (everything, when there is no other)."""
+        if other is None:
+            return set(Rebuilds)
+        return {spec.rebuilds for spec in OPTIONS
+                if getattr(self, spec.attribute) != getattr(other, spec.attribute)}
+
+
+@dataclass(frozen=True, slots=True)
+class OptionSpec:
+    """One option as mitmproxy registers it."""
+
+    attribute: str
+    kind: Any  # str, int, bool or Sequence (of str)
+    default: Any
+    help: str
+    choices: tuple[str, ...] | None
+    bounds: tuple[int, int] | None
+    checker: Callable[[Any], object] | None
+    rebuilds: Rebuilds
+
+    @property
+    def name(self) -> str:
+        return PREFIX + self.attribute
+
+    def check(self, value: Any) -> None:
+        """Raise ValueError, its message naming the option, unless `value` is acceptable."""
+        if self.choices is not None and value not in self.choices:
+            raise ValueError(f"{self.name} must be one of {', '.join(self.choices)}; "
+                             f"got {value!r}")
+        if self.bounds is not None and not self.bounds[0] <= value <= self.bounds[1]:
+            raise ValueError(f"{self.name} must be a whole number from {self.bounds[0]} to "
+                             f"{self.bounds[1]}; got {value}")
+        if self.checker is not None:
+            try:
+                self.checker(value)
+            except ValueError as exc:
+                raise ValueError(f"{self.name}: {exc}") from exc
+
+
+def _spec(declared: "Field[Any]") -> OptionSpec:
+    default = declared.default
+    assert default is not MISSING
+    kind: Any = Sequence if isinstance(default, tuple) else type(default)
+    meta = declared.metadata
+    return OptionSpec(declared.name, kind, list(default) if kind is Sequence else default,
+                      cast(str, meta["help"]), meta["choices"], meta["bounds"], meta["check"],
+                      meta["rebuilds"])
+
+
+OPTIONS: Final = tuple(_spec(declared) for declared in fields(Settings))
+NAMES: Final = frozenset(spec.name for spec in OPTIONS)

@@ -1,0 +1,124 @@
+"""Page-level robots signals: META robots, X-Robots-Tag and section tags (seeds 002 and 004).
+
+robots.txt says what may be fetched; these say what may be indexed and which links may be
+followed. Pure: bytes, header values and a "now" in, a frozen reading out. This module puts the
+others together: which responses are pages, the byte check that spares most pages a parse, the
+reading of a page for one agent, and strip mode.
+"""
+
+import re
+from collections.abc import Iterable, Sequence
+
+from robotsgate.pages.charset import HtmlText, decode_html
+from robotsgate.pages.directives import Reading, normal_form, read_directives, read_header
+from robotsgate.pages.parser import PageParser
+from robotsgate.pages.signals import PageSignals, PageWarning
+
+HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+
+
+def is_html(content_type: str | None) -> bool:
+    """Whether a Content-Type is one this package reads (text/html, application/xhtml+xml)."""
+    if not content_type:
+        return False
+    return content_type.partition(";")[0].strip().lower() in HTML_TYPES
+
+
+# A charset whose bytes are not ASCII-compatible: the byte check cannot see into such a page.
+_WIDE_CHARSET = re.compile(r"utf-?(?:16|32)", re.IGNORECASE)
+
+
+def can_have_signals(body: bytes, content_type: str | None, agents: Iterable[str]) -> bool:
+    """False when the page's own bytes cannot hold a robots signal for these agents.
+
+    One byte search instead of a decode and a parse: most pages say nothing to robots. Only
+    for ASCII-compatible bytes: a page in UTF-16 or UTF-32 (by its byte-order mark or its
+    Content-Type) is always read in full. X-Robots-Tag headers are not looked at here.
+    """
+    if body.startswith((b"\xff\xfe", b"\xfe\xff")) or \
+            (content_type and _WIDE_CHARSET.search(content_type)):
+        return True
+    # Every signal a page can carry names "robots" (META robots, section tags) or one of the
+    # agent's names (its own META); a character reference could spell either, so "&#" counts
+    # too. Lower-casing once and plain substring tests is many times faster than one
+    # case-insensitive regular expression, which gets no fast scan for its literals.
+    lowered = body.lower()
+    if b"robots" in lowered or b"&#" in lowered:
+        return True
+    for agent in agents:
+        if agent and agent.isascii() and agent.lower().encode("ascii") in lowered:
+            return True
+    return False
+
+
+def read_page(page: bytes | HtmlText, *, now: float, content_type: str | None = None,
+              x_robots_tag: Sequence[str] = (), agents: Iterable[str] = (),
+              links: bool = True) -> PageSignals:
+    """What a page and its X-Robots-Tag headers say, for an agent.
+
+    `agents` are the names the agent answers to (agent_tokens() of its User-Agent, or the one
+    product token it obeys robots.txt as): `<meta name="robots">` always applies, `<meta
+    name="<token>">` and `X-Robots-Tag: <token>: ...` only for those. `now` (epoch seconds)
+    decides whether an unavailable_after date has passed. META is read in the head only (seed
+    002: "All meta tags must be placed within the <head>"). With `links=False` only the head is
+    read: no links, no sections (a cheap first look; `may_have_sections` says whether a full
+    read could find any). Never raises on content.
+    """
+    html = page if isinstance(page, HtmlText) else decode_html(page, content_type)
+    names = frozenset(agent.lower() for agent in agents)
+    warnings = list(html.warnings)
+    reading = Reading()
+    for value in x_robots_tag:
+        read_header(value, names, reading, warnings)
+    parser = PageParser(html.text, names, "full" if links else "head")
+    parser.run(close=True)
+    for line, name, content in parser.metas:
+        if content is None:
+            warnings.append(PageWarning(line, f"META {name} without content ignored"))
+        else:
+            read_directives(content, reading, warnings, f"META {name}", line)
+    warnings.extend(parser.warnings)
+    noindex = reading.noindex or (reading.unavailable_after is not None and
+                                  reading.unavailable_after <= now)
+    if parser.body_line is None:
+        rest = ""
+    else:
+        rest = html.text[parser.absolute(parser.body_line, parser.body_column):]
+    return PageSignals(
+        noindex=noindex, nofollow=reading.nofollow, noarchive=reading.noarchive,
+        nosnippet=reading.nosnippet, unavailable_after=reading.unavailable_after,
+        x_robots_tag=normal_form(reading, noindex, now), carried=tuple(reading.carried),
+        base=parser.base, links=tuple(parser.links),
+        sections=tuple(sorted(parser.sections, key=lambda section: section.line)),
+        links_read=links, may_have_sections=parser.saw_section_tag or "robots" in rest.lower(),
+        charset=html.charset, truncated=html.truncated, warnings=tuple(warnings))
+
+
+def strip_page(body: bytes, html: HtmlText | None = None, *,
+               content_type: str | None = None) -> bytes | None:
+    """The page without the text of its noindex sections and the hrefs of the links in its
+    nofollow sections (the <a> elements and their text stay); None when nothing changes.
+
+    Only the first MAX_PAGE_BYTES are rewritten; the rest is appended as it was. Markup, scripts
+    and styles inside noindex sections are kept: only text goes. Whole-page directives remove
+    nothing (they travel in X-Robots-Tag). None too when the page cannot be written back in its
+    charset.
+    """
+    html = html or decode_html(body, content_type)
+    parser = PageParser(html.text, frozenset(), "strip")
+    # A cut page is not closed: what the parser held back at the cut passes through as it was.
+    parser.run(close=not html.truncated)
+    if not parser.edits:
+        return None
+    parts: list[str] = []
+    done = 0
+    for start, end, replacement in parser.edits:
+        parts.append(html.text[done:start])
+        parts.append(replacement)
+        done = end
+    parts.append(html.text[done:])
+    try:
+        encoded = "".join(parts).encode(html.charset, "surrogateescape")
+    except UnicodeEncodeError:
+        return None
+    return html.bom + encoded + body[html.consumed:]

@@ -1,0 +1,190 @@
+"""The clients of the end-to-end tests: curl, requests and httpx, each knowing only the proxy.
+
+Each reaches origins only through its proxy settings (environment variables for curl,
+``proxies=`` for requests, ``proxy=`` for httpx), trusts the proxy's CA, and never waits longer
+than ``CLIENT_TIMEOUT``; each answers with the same ``Resp``.
+"""
+
+from __future__ import annotations
+
+import ssl
+import subprocess
+import tempfile
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import requests
+
+from .machine import clean_env, require_tool
+from .proxy import Proxy
+
+CLIENT_TIMEOUT = 30.0  # seconds for any single client request
+
+
+@dataclass
+class Resp:
+    """A response as any of the clients saw it (header names lower-cased)."""
+
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+    def header(self, name: str) -> str | None:
+        return self.headers.get(name.lower())
+
+    @property
+    def text(self) -> str:
+        return self.body.decode(errors="replace")
+
+
+def _join_headers(pairs: list[tuple[str, str]]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for name, value in pairs:
+        key = name.lower()
+        out[key] = f"{out[key]}, {value}" if key in out else value
+    return out
+
+
+def curl(
+    proxy: Proxy,
+    url: str,
+    *,
+    method: str = "GET",
+    headers: Mapping[str, str] | None = None,
+    data: bytes | None = None,
+) -> Resp:
+    """curl, pointed at the proxy through http_proxy/https_proxy and trusting the proxy's CA."""
+    binary = require_tool("curl")
+    env = clean_env({"http_proxy": proxy.url, "https_proxy": proxy.url, "HTTPS_PROXY": proxy.url})
+    with tempfile.TemporaryDirectory(prefix="robotsgate-curl-") as d:
+        head, body = Path(d) / "head", Path(d) / "body"
+        cmd = [
+            binary,
+            "-sS",
+            "--max-time",
+            str(int(CLIENT_TIMEOUT)),
+            "--suppress-connect-headers",
+            "--cacert",
+            str(proxy.ca),
+            "-D",
+            str(head),
+            "-o",
+            str(body),
+        ]
+        if method == "HEAD":
+            cmd.append("-I")
+        elif method != "GET" or data is not None:
+            cmd += ["-X", method]
+        if data is not None:
+            cmd += ["--data-binary", "@-"]
+        for name, value in (headers or {}).items():
+            cmd += ["-H", f"{name}: {value}"]
+        cmd.append(url)
+        done = subprocess.run(
+            cmd, input=data, capture_output=True, env=env, timeout=CLIENT_TIMEOUT + 10
+        )
+        assert done.returncode == 0, f"curl failed ({done.returncode}): {done.stderr!r}"
+        blocks = [b for b in head.read_bytes().split(b"\r\n\r\n") if b.strip()]
+        lines = blocks[-1].decode("latin-1").split("\r\n")
+        status = int(lines[0].split()[1])
+        pairs = []
+        for line in lines[1:]:
+            name, _, value = line.partition(":")
+            pairs.append((name.strip(), value.strip()))
+        return Resp(status, _join_headers(pairs), body.read_bytes() if body.exists() else b"")
+
+
+def requests_call(
+    proxy: Proxy,
+    url: str,
+    *,
+    method: str = "GET",
+    headers: Mapping[str, str] | None = None,
+    data: bytes | None = None,
+) -> Resp:
+    """requests with ``proxies=`` pointing at the proxy."""
+    r = requests.request(
+        method,
+        url,
+        headers=dict(headers or {}),
+        data=data,
+        proxies={"http": proxy.url, "https": proxy.url},
+        verify=str(proxy.ca),
+        timeout=CLIENT_TIMEOUT,
+        allow_redirects=False,
+    )
+    return Resp(r.status_code, _join_headers(list(r.headers.items())), r.content)
+
+
+def proxy_ssl_context(proxy: Proxy) -> ssl.SSLContext:
+    return ssl.create_default_context(cafile=str(proxy.ca))
+
+
+def httpx_client(proxy: Proxy, **kwargs: Any) -> httpx.Client:
+    return httpx.Client(
+        proxy=proxy.url,
+        verify=proxy_ssl_context(proxy),
+        trust_env=False,
+        timeout=CLIENT_TIMEOUT,
+        **kwargs,
+    )
+
+
+def httpx_async_client(proxy: Proxy, **kwargs: Any) -> httpx.AsyncClient:
+    return httpx.AsyncClient(
+        proxy=proxy.url,
+        verify=proxy_ssl_context(proxy),
+        trust_env=False,
+        timeout=CLIENT_TIMEOUT,
+        **kwargs,
+    )
+
+
+def httpx_call(
+    proxy: Proxy,
+    url: str,
+    *,
+    method: str = "GET",
+    headers: Mapping[str, str] | None = None,
+    data: bytes | None = None,
+) -> Resp:
+    """httpx with ``proxy=`` pointing at the proxy."""
+    with httpx_client(proxy) as client:
+        r = client.request(method, url, headers=dict(headers or {}), content=data)
+        return Resp(r.status_code, _join_headers(list(r.headers.multi_items())), r.content)
+
+
+Client = Callable[..., Resp]
+CLIENTS: dict[str, Client] = {"curl": curl, "requests": requests_call, "httpx": httpx_call}
+
+
+def run_concurrently[T](calls: list[Callable[[], T]]) -> list[T]:
+    """Run every call at once (each in a thread, released together); bounded in time.
+
+    The first exception a call raised is raised here: a thread's own would only be printed, and
+    a failure such as a missing client program would reach the test as an empty result.
+    """
+    results: list[T | None] = [None] * len(calls)
+    errors: list[BaseException] = []
+    start = threading.Barrier(len(calls))
+
+    def run(i: int) -> None:
+        start.wait(timeout=30)
+        try:
+            results[i] = calls[i]()
+        except BaseException as exc:  # pytest.fail() raises a BaseException too
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(calls))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    if errors:
+        raise errors[0]
+    assert not any(t.is_alive() for t in threads), "a client did not finish"
+    return results  # type: ignore[return-value]  # every slot was filled: all threads ended

@@ -1,0 +1,177 @@
+"""The proxy under test: a real ``mitmdump -s addon.py`` on a free port of 127.0.0.1.
+
+``Proxy`` runs one with its own confdir and audit log until it is stopped; ``run_mitmdump`` runs
+one that is expected to exit by itself (a configuration it must refuse).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .machine import REPO, clean_env, free_port
+
+ADDON = REPO / "addon.py"
+MITMDUMP = Path(sys.executable).parent / "mitmdump"
+
+START_TIMEOUT = 20.0  # seconds for mitmdump to accept connections
+
+
+def mitmdump_command(port: int, confdir: Path, options: Mapping[str, Any]) -> list[str]:
+    cmd = [
+        str(MITMDUMP),
+        "-s",
+        str(ADDON),
+        "--listen-host",
+        "127.0.0.1",
+        "--listen-port",
+        str(port),
+        "--set",
+        f"confdir={confdir}",
+    ]
+    for name, value in options.items():
+        # A list or tuple is a sequence option: one --set per entry.
+        for item in value if isinstance(value, list | tuple) else [value]:
+            cmd += ["--set", f"{name}={item}"]
+    return cmd
+
+
+def mitmdump_env() -> dict[str, str]:
+    path = os.environ.get("PYTHONPATH")
+    return clean_env({"PYTHONPATH": f"{REPO}{os.pathsep}{path}" if path else str(REPO)})
+
+
+class Proxy:
+    """A running ``mitmdump -s addon.py`` on 127.0.0.1."""
+
+    def __init__(self, workdir: Path, options: Mapping[str, Any]) -> None:
+        self.workdir = workdir
+        self.confdir = workdir / "conf"
+        self.confdir.mkdir(parents=True, exist_ok=True)
+        self.audit_path = workdir / "audit.jsonl"
+        self.stdout_path = workdir / "mitmdump.out"
+        self.stderr_path = workdir / "mitmdump.err"
+        self.options = {"robots_audit_log": str(self.audit_path), **options}
+        self.port = 0
+        self.process: subprocess.Popen[bytes] | None = None
+        self._start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def ca(self) -> Path:
+        return self.confdir / "mitmproxy-ca-cert.pem"
+
+    def output(self) -> str:
+        parts = []
+        for p in (self.stdout_path, self.stderr_path):
+            if p.exists():
+                parts.append(p.read_text(errors="replace"))
+        return "\n".join(parts)
+
+    def _start(self) -> None:
+        for _attempt in range(3):
+            self.port = free_port()
+            cmd = mitmdump_command(self.port, self.confdir, self.options)
+            with self.stdout_path.open("wb") as out, self.stderr_path.open("wb") as err:
+                self.process = subprocess.Popen(
+                    cmd, stdout=out, stderr=err, cwd=REPO, env=mitmdump_env()
+                )
+            deadline = time.monotonic() + START_TIMEOUT
+            while time.monotonic() < deadline:
+                if self.process.poll() is not None:
+                    break
+                try:
+                    with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
+                        pass
+                except OSError:
+                    time.sleep(0.05)
+                    continue
+                if self.ca.exists():
+                    return
+                time.sleep(0.05)
+            output = self.output()
+            self.stop()
+            if "address already in use" in output.lower():
+                continue  # lost the race for the free port; try another
+            pytest.fail(
+                f"mitmdump did not start (exit {self.process.returncode}) with "
+                f"{' '.join(cmd)}\n{output}"
+            )
+        pytest.fail(f"mitmdump could not bind a port:\n{self.output()}")
+
+    def stop(self) -> None:
+        proc = self.process
+        if proc is None or proc.poll() is not None:
+            return
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+
+    def audit(self) -> list[dict[str, Any]]:
+        """Every audit record written so far (each line must be one whole JSON object)."""
+        if not self.audit_path.exists():
+            return []
+        text = self.audit_path.read_text()
+        if text and not text.endswith("\n"):
+            # A record is written in one flushed write; allow for one being written right now.
+            time.sleep(0.2)
+            text = self.audit_path.read_text()
+        records = []
+        for line in text.splitlines():
+            assert line.strip(), f"empty line in audit log: {text!r}"
+            record = json.loads(line)
+            assert isinstance(record, dict), line
+            records.append(record)
+        return records
+
+    def wait_audit(self, count: int, timeout: float = 10.0) -> list[dict[str, Any]]:
+        """The audit records once there are at least ``count`` (bounded wait)."""
+        deadline = time.monotonic() + timeout
+        records = self.audit()
+        while len(records) < count and time.monotonic() < deadline:
+            time.sleep(0.05)
+            records = self.audit()
+        assert len(records) >= count, f"expected {count} audit records, got {records}"
+        return records
+
+
+def run_mitmdump(
+    tmp_path: Path, options: Mapping[str, Any], timeout: float = 30.0
+) -> tuple[int | None, str]:
+    """Run mitmdump that is expected to exit by itself; (exit code or None if it kept running,
+    combined output)."""
+    port = free_port()
+    confdir = tmp_path / "conf"
+    confdir.mkdir(parents=True, exist_ok=True)
+    cmd = mitmdump_command(port, confdir, options)
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        cwd=REPO,
+        env=mitmdump_env(),
+    )
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+        return proc.returncode, out.decode(errors="replace")
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, _ = proc.communicate(timeout=10)
+        return None, out.decode(errors="replace")
+

@@ -1,0 +1,85 @@
+"""robotsgate.options: every option declared once, read into one frozen Settings, checked with
+errors that name the option; no proxy needed."""
+
+from dataclasses import FrozenInstanceError, fields
+from typing import Any
+
+import pytest
+from driver import driven
+
+from robotsgate.options import NAMES, OPTIONS, Rebuilds, Settings
+
+
+def defaults() -> dict[str, Any]:
+    return {spec.name: spec.default for spec in OPTIONS}
+
+
+def read(**changed: Any) -> Settings:
+    values = defaults() | changed
+    return Settings.read(values.__getitem__)
+
+
+def test_every_settings_field_is_an_option_and_the_defaults_read_back() -> None:
+    assert [spec.attribute for spec in OPTIONS] == [f.name for f in fields(Settings)]
+    assert all(name.startswith("robots_") for name in NAMES)
+    assert read() == Settings()
+
+
+def test_settings_are_frozen() -> None:
+    with pytest.raises(FrozenInstanceError):
+        Settings().mode = "monitor"  # type: ignore[misc]
+
+
+def test_the_proxy_registers_exactly_the_declared_options(tmp_path) -> None:
+    with driven(robots_audit_log=str(tmp_path / "a.jsonl")) as addon:
+        registered = {name for name in addon.tctx.options.keys()  # noqa: SIM118
+                      if name.startswith("robots_")}
+        assert registered == NAMES
+        for spec in OPTIONS:  # with the declared help and default
+            option = addon.tctx.options._options[spec.name]
+            assert option.help == spec.help and option.default == spec.default
+
+
+@pytest.mark.parametrize(("name", "value", "message"), [
+    ("robots_mode", "enforcee", "robots_mode must be one of enforce, monitor; got 'enforcee'"),
+    ("robots_cache_ttl", 0, "robots_cache_ttl must be a whole number from 1 to 86400; got 0"),
+    ("robots_agent", "My Bot", "robots_agent: must be a product token"),
+    ("robots_agents", ("10.0.0.0/8 CrawlerBot",), "robots_agents: "),
+    ("robots_redis", "http://localhost", "robots_redis: must "),
+    ("robots_redis_prefix", "", "robots_redis_prefix: must "),
+])
+def test_a_bad_value_is_refused_naming_its_option(name: str, value: Any, message: str) -> None:
+    with pytest.raises(ValueError) as refused:
+        read(**{name: value})
+    assert str(refused.value).startswith(message)
+
+
+def test_lists_become_tuples_so_settings_compare_by_value() -> None:
+    settings = read(robots_agents=["10.0.0.0/8=CrawlerBot"])
+    assert settings.agents == ("10.0.0.0/8=CrawlerBot",)
+    assert settings == read(robots_agents=["10.0.0.0/8=CrawlerBot"])
+
+
+@pytest.mark.parametrize(("name", "value", "rebuilds"), [
+    ("robots_semantics", "google", {Rebuilds.GATE}),
+    ("robots_cache_size", 10, {Rebuilds.GATE}),
+    ("robots_strip", True, {Rebuilds.PAGES}),
+    ("robots_audit_keep", 2, {Rebuilds.AUDIT}),
+    ("robots_metrics_port", 9100, {Rebuilds.METRICS}),
+    # Read on every request: changing them forgets nothing (no cached robots.txt is lost).
+    ("robots_agent", "MyBot", {Rebuilds.NOTHING}),
+    ("robots_mode", "monitor", {Rebuilds.NOTHING}),
+])
+def test_a_change_says_what_it_rebuilds(name: str, value: Any, rebuilds: set[Rebuilds]) -> None:
+    assert read(**{name: value}).changed(Settings()) == rebuilds
+    assert Settings().changed(None) == set(Rebuilds)
+    assert Settings().changed(Settings()) == set()
+
+
+async def test_changing_robots_agent_keeps_the_cached_robots_txt(tmp_path) -> None:
+    with driven(robots_audit_log=str(tmp_path / "a.jsonl")) as addon:
+        gate = addon.gate
+        addon.configure(robots_agent="MyBot")
+        assert addon.gate is gate
+        addon.configure(robots_cache_size=10)
+        assert addon.gate is not gate

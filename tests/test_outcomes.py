@@ -1,0 +1,42 @@
+"""robotsgate.outcomes: one vocabulary of reasons, each refusal's answer defined once."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from robotsgate import outcomes
+from robotsgate.outcomes import OUTCOMES, Reason
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_every_refusal_has_a_status_and_a_message() -> None:
+    for reason, outcome in OUTCOMES.items():
+        assert 400 <= outcome.status < 600, reason
+        assert outcome.message.endswith("\n"), reason
+
+
+@pytest.mark.parametrize("reason", [Reason.ALLOWED, Reason.CRAWL_DELAY, Reason.TUNNEL])
+def test_forwarding_reasons_have_no_answer(reason: Reason) -> None:
+    assert outcomes.status(reason) is None
+
+
+def test_reasons_are_their_names_in_records_and_metrics() -> None:
+    assert Reason.DISALLOWED == "disallowed" and f"{Reason.URL_TOO_LONG}" == "url-too-long"
+    assert {"disallowed": 1}[Reason.DISALLOWED] == 1  # the same key as the plain string
+
+
+def test_a_tunnel_is_told_it_is_a_tunnel() -> None:
+    text = outcomes.text(Reason.ROBOTS_UNAVAILABLE, tunnel=True, host="a.example",
+                         robots_url="https://a.example/robots.txt")
+    assert "this tunnel" in text and "https://a.example/robots.txt" in text
+    assert "this tunnel" not in outcomes.text(Reason.ROBOTS_UNAVAILABLE, robots_url="x")
+
+
+def test_the_readme_documents_every_reason() -> None:
+    readme = (REPO / "README.md").read_text()
+    missing = {reason.value for reason in Reason
+               if not re.search(rf"[` ]{re.escape(reason.value)}[`,)]", readme)}
+    assert not missing, f"reasons the README does not name: {sorted(missing)}"
+
