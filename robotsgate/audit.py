@@ -14,6 +14,8 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import Literal
 
+from robotsgate.outcomes import Reason
+
 # block: the proxy answered itself (403, 429, 503); would-block: it would have, in monitor mode;
 # delay: forwarded after a politeness wait, or with a Crawl-delay cut down to the maximum.
 # tunnel: a CONNECT the proxy lets through without seeing inside (mitmproxy ignore_hosts).
@@ -25,7 +27,7 @@ Event = Literal["block", "would-block", "delay", "tunnel", "cut"]
 class AuditRecord:
     ts: str
     event: Event
-    reason: str  # disallowed | robots-unavailable | internal-error | wait-too-long | ...
+    reason: Reason  # why (robotsgate.outcomes)
     status: int | None  # what the proxy answered (or would have); None when it forwarded
     agent: str  # the product token the decision was made for
     user_agent: str | None

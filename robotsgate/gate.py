@@ -7,7 +7,6 @@ everything below it can be driven without a proxy, with an injected clock, store
 
 import asyncio
 import math
-import re
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -15,13 +14,12 @@ from typing import Literal
 from robotsgate.metrics import Metrics
 from robotsgate.origin import Origin
 from robotsgate.outcomes import Reason, status
-from robotsgate.protocol import Decision, RobotsTxt, seconds_until_open
+from robotsgate.protocol import Decision, RobotsTxt, product_tokens, seconds_until_open
 from robotsgate.protocol.urls import server_equivalent
 from robotsgate.retrieval import Retrieval
 from robotsgate.state.pacing import Pacer, Pacing, Refusal, Slot
 from robotsgate.state.store import RobotsEntry, Store
 
-_PRODUCT_TOKEN = re.compile(r"[A-Za-z_-]+")  # as RobotsTxt.agent_for reads a User-Agent
 _IDENTITIES_REMEMBERED = 4096
 _PACED_HOSTS = 10_000  # hosts the default pacer remembers, when none is given
 
@@ -271,7 +269,7 @@ class Gate:
         known = self._identities.get((ua, agent))
         if known is not None:
             return known
-        products = {token.lower() for token in _PRODUCT_TOKEN.findall(ua)}
+        products = product_tokens(ua)  # as RobotsTxt.agent_for reads a User-Agent
         if agent:
             # The bot's own User-Agent when it names the token (sites see what they expect),
             # else the token itself.

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from conftest import FakeClock, Origins
 from driver import Driven, driven
 from mitmproxy import exceptions, http
 from mitmproxy.test import tflow
@@ -14,19 +15,6 @@ from mitmproxy.test import tflow
 from robotsgate.assemble import Clocks, Upstream
 
 ROBOTS = b"# test\nUser-agent: *\nDisallow: /private\nAllow: /private/ok\n"
-
-
-class Origins:
-    def __init__(self, answers: dict[str, httpx.Response]) -> None:
-        self.answers = answers
-        self.seen: list[str] = []
-
-    def __call__(self, request: httpx.Request) -> httpx.Response:
-        self.seen.append(str(request.url))
-        answer = self.answers.get(str(request.url))
-        if answer is None:
-            return httpx.Response(404)
-        return httpx.Response(answer.status_code, headers=answer.headers, content=answer.content)
 
 
 @pytest.fixture
@@ -191,27 +179,9 @@ def test_upstream_mode_is_used_for_the_robots_txt_fetch_too():
 
 # -- politeness through the addon ------------------------------------------------------------
 
-class FakeTime:
-    """A clock that only moves when the addon sleeps (or not at all, with advance False: every
-    request then arrives at the same moment)."""
-
-    def __init__(self) -> None:
-        self.now = 1_700_000_000.0
-        self.sleeps: list[float] = []
-        self.advance = True
-
-    def __call__(self) -> float:
-        return self.now
-
-    async def sleep(self, seconds: float) -> None:
-        self.sleeps.append(seconds)
-        if self.advance:
-            self.now += seconds
-
-
 @pytest.fixture
 def paced(audit_path: Path):
-    fake = FakeTime()
+    fake = FakeClock()
     origins = Origins({
         "http://slow.example/robots.txt": httpx.Response(
             200, content=b"User-agent: *\nCrawl-delay: 2\nDisallow: /private\n"),

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from conftest import FakeClock
 from driver import Driven, driven
 from mitmproxy import exceptions, http
 from mitmproxy.test import tflow
@@ -27,20 +28,6 @@ SECTION_PAGE = b"""<html><head><title>s</title></head><body>
 <!-- robots content="noindex" -->Secret words<!-- /robots --></body></html>"""
 
 
-class FakeTime:
-    def __init__(self) -> None:
-        self.now = 1_700_000_000.0
-        self.broken = False
-
-    def __call__(self) -> float:
-        if self.broken:
-            raise RuntimeError("clock broken")
-        return self.now
-
-    async def sleep(self, seconds: float) -> None:
-        self.now += seconds
-
-
 @pytest.fixture
 def audit_path(tmp_path: Path) -> Path:
     return tmp_path / "audit.jsonl"
@@ -53,12 +40,12 @@ def records(path: Path) -> list[dict[str, object]]:
 
 
 @pytest.fixture
-def fake() -> FakeTime:
-    return FakeTime()
+def fake() -> FakeClock:
+    return FakeClock()
 
 
 @pytest.fixture
-def gate(audit_path: Path, fake: FakeTime):
+def gate(audit_path: Path, fake: FakeClock):
     # No robots.txt anywhere (404): robots.txt allows everything, only page signals block.
     with driven(clocks=Clocks(clock=fake, monotonic=fake, sleep=fake.sleep),
                 transport=httpx.MockTransport(lambda request: httpx.Response(404)),
@@ -246,9 +233,9 @@ async def test_monitor_mode_records_would_block_and_forwards(gate, audit_path):
 
 async def test_a_failing_nofollow_check_fails_closed(gate, audit_path):
     addon, _ = gate
-    broken = FakeTime()
+    broken = FakeClock()
     # The memory's own timer (injected) fails once the page is remembered.
-    addon.runtime.pages = Pages(PageConfig(), FakeTime(), broken)
+    addon.runtime.pages = Pages(PageConfig(), FakeClock(), broken)
     page = "http://example.com/dir/page.html"
     await fetch(addon, page, body=NOFOLLOW_PAGE)
     broken.broken = True
@@ -345,9 +332,9 @@ def test_bad_options_are_refused_naming_the_option(gate, option, value):
 # -- the memory on its own -------------------------------------------------------------------------
 
 
-def memory(**config: int) -> tuple[Pages, FakeTime]:
-    timer = FakeTime()
-    return Pages(PageConfig(**config), FakeTime(), timer), timer  # type: ignore[arg-type]
+def memory(**config: int) -> tuple[Pages, FakeClock]:
+    timer = FakeClock()
+    return Pages(PageConfig(**config), FakeClock(), timer), timer  # type: ignore[arg-type]
 
 
 def remember(pages: Pages, url: str, body: bytes, **kwargs: object) -> None:

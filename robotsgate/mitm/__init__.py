@@ -14,7 +14,7 @@ order listed, which is the order that matters:
 
 import httpx
 
-from robotsgate.assemble import Clocks, Upstream
+from robotsgate.assemble import Clocks
 from robotsgate.mitm.decide import Decide
 from robotsgate.mitm.pages import PageReader
 from robotsgate.mitm.pushback import Pushback
@@ -31,6 +31,6 @@ class RobotsGate:
                  transport: httpx.AsyncBaseTransport | None = None) -> None:
         # Injectable so that it can be driven without a network (transport: where robots.txt
         # files are fetched from) or real time.
-        self.runtime = Runtime(clocks or Clocks(), Upstream(transport=transport))
+        self.runtime = Runtime(clocks or Clocks(), transport)
         self.addons = [self.runtime, Tunnels(self.runtime), Decide(self.runtime),
                        Turns(self.runtime), Pushback(self.runtime), PageReader(self.runtime)]

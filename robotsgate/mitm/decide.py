@@ -10,6 +10,7 @@ to hold it. Whatever goes wrong on the way fails closed: 503, never forwarded.
 
 import contextlib
 import logging
+from collections.abc import Awaitable
 from dataclasses import replace
 
 from mitmproxy import http
@@ -42,10 +43,13 @@ class Decide:
             # The proxy answers: the body is read and dropped, never streamed to the origin.
             flow.request.stream = False
 
-    async def request(self, flow: http.HTTPFlow) -> None:
+    def request(self, flow: http.HTTPFlow) -> Awaitable[None] | None:
         # Every flow passes requestheaders first; this only catches one that did not (a flow
-        # replayed by another addon, say), so that nothing leaves undecided.
-        await self._decide_once(flow)
+        # replayed by another addon, say), so that nothing leaves undecided. A plain function:
+        # the decided (nearly all) cost no coroutine.
+        if flow.metadata.get(keys.DECIDED):
+            return None
+        return self._decide_once(flow)
 
     async def _decide_once(self, flow: http.HTTPFlow) -> None:
         if flow.metadata.get(keys.DECIDED) or flow.response is not None or \

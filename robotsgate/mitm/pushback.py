@@ -2,6 +2,7 @@
 ends the pause. Every forwarded response also says how long the proxy held the request."""
 
 import logging
+from collections.abc import Awaitable
 
 from mitmproxy import http
 
@@ -9,7 +10,7 @@ from robotsgate.mitm import keys
 from robotsgate.mitm.headers import set_headers
 from robotsgate.mitm.runtime import Runtime
 from robotsgate.origin import Origin
-from robotsgate.state.pacing import parse_retry_after
+from robotsgate.state.pacing import Pacing, parse_retry_after
 
 logger = logging.getLogger(__name__)
 
@@ -18,11 +19,11 @@ class Pushback:
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
 
-    async def response(self, flow: http.HTTPFlow) -> None:
-        response = flow.response
+    def response(self, flow: http.HTTPFlow) -> Awaitable[object] | None:
+        response, services = flow.response, self.runtime.services
         if response is None or flow.error is not None or flow.metadata.get(keys.ANSWERED) or \
-                self.runtime.services is None or response.status_code == 101:
-            return
+                services is None or response.status_code == 101:
+            return None
         delay = flow.metadata.get(keys.DELAY_MS)
         if delay is not None:
             # The origin cannot set it for us: any header of that name it sent goes.
@@ -31,12 +32,14 @@ class Pushback:
                                     for name, _ in response.headers.fields))
         host = flow.metadata.get(keys.HOST) or \
             Origin.of(flow.request.scheme, flow.request.host, flow.request.port).host
-        pacer = self.runtime.services.gate.pacer
+        pacer = services.gate.pacer
         if response.status_code in (429, 503):
-            pause = await pacer.pushback(host, parse_retry_after(
+            return self._pause(pacer, host, response.status_code, parse_retry_after(
                 response.headers.get("retry-after"), self.runtime.clocks.clock()))
-            logger.info("robotsgate: %s answered %d: pausing it for %.1f s", host,
-                        response.status_code, pause)
-        else:
-            await pacer.recovered(host)
+        return pacer.recovered(host)  # the pacer's own coroutine, awaited by mitmproxy
+
+    async def _pause(self, pacer: Pacing, host: str, status: int, retry_after: float | None
+                     ) -> None:
+        pause = await pacer.pushback(host, retry_after)
+        logger.info("robotsgate: %s answered %d: pausing it for %.1f s", host, status, pause)
 

@@ -15,6 +15,7 @@ import signal
 from collections.abc import Sequence
 from typing import Any
 
+import httpx
 from mitmproxy import ctx, exceptions, http
 
 from robotsgate import assemble
@@ -33,9 +34,10 @@ logger = logging.getLogger(__name__)
 
 
 class Runtime:
-    def __init__(self, clocks: Clocks, upstream: Upstream) -> None:
+    def __init__(self, clocks: Clocks, transport: httpx.AsyncBaseTransport | None = None
+                 ) -> None:
         self.clocks = clocks
-        self._transport = upstream.transport  # tests' robots.txt origins
+        self._transport = transport  # where robots.txt is fetched from, in tests
         self.metrics = Metrics()  # this process's registry; served when robots_metrics_port
         self.settings = Settings()
         self.agents = AgentMap.parse(())

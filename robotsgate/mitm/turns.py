@@ -5,6 +5,7 @@ robotsgate.state.departures), which is known only from the connection events and
 of the answer: these hooks report them.
 """
 
+from collections.abc import Awaitable
 from typing import Any
 
 from mitmproxy import http
@@ -21,13 +22,17 @@ class Turns:
         self.runtime = runtime
         self._hosts: dict[str, str] = {}
 
-    async def requestheaders(self, flow: http.HTTPFlow) -> None:
+    # Plain functions that hand mitmproxy a coroutine only for a paced request: most requests
+    # are not, and cost no coroutine here.
+    def requestheaders(self, flow: http.HTTPFlow) -> Awaitable[None] | None:
         if keys.PACED in flow.metadata and flow.response is None and self._streams_now(flow):
-            await self._take_turn(flow)
+            return self._take_turn(flow)
+        return None
 
-    async def request(self, flow: http.HTTPFlow) -> None:
+    def request(self, flow: http.HTTPFlow) -> Awaitable[None] | None:
         if keys.PACED in flow.metadata and flow.response is None:
-            await self._take_turn(flow)
+            return self._take_turn(flow)
+        return None
 
     async def _take_turn(self, flow: http.HTTPFlow) -> None:
         interval = flow.metadata.pop(keys.PACED, None)
