@@ -14,14 +14,12 @@ Helpers are imported from here: `from conftest import FakeClock, Origins, ok, wi
 """
 
 import asyncio
-import os
-import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 import httpx
 import pytest
-import redis
+from e2e.redis_server import SHARED_URL, delete_prefix, new_prefix, require_shared_redis
 from redis.asyncio import Redis
 
 from robotsgate.archive import RobotsArchive
@@ -168,38 +166,22 @@ def wire_gate(fetcher: RobotsFetcher, clock: Callable[[], float], *,
 
 # -- Redis ----------------------------------------------------------------------------------------
 
-REDIS_URL = os.environ.get("ROBOTSGATE_TEST_REDIS", "redis://127.0.0.1:6379/0")
+REDIS_URL = SHARED_URL  # ROBOTSGATE_TEST_REDIS, or 127.0.0.1:6379
 
 
 @pytest.fixture(scope="session")
 def redis_url() -> str:
     """The shared Redis, checked once: a test that needs it fails (never skips) without it."""
-    client = redis.Redis.from_url(REDIS_URL, socket_connect_timeout=2, socket_timeout=2)
-    trouble = None
-    try:
-        client.ping()
-    except (redis.RedisError, OSError) as exc:
-        trouble = exc
-    finally:
-        client.close()
-    if trouble is not None:  # out of the except: the message alone, not Redis's traceback
-        pytest.fail(f"needs Redis on 127.0.0.1:6379: run scripts/test.sh, which starts one "
-                    f"({REDIS_URL}: {trouble})", pytrace=False)
+    require_shared_redis(REDIS_URL)
     return REDIS_URL
 
 
 @pytest.fixture
 def redis_prefix(redis_url: str) -> Iterator[str]:
     """A key prefix no other test uses; every key under it is deleted afterwards."""
-    prefix = f"robotsgate-test:{secrets.token_hex(8)}:"
+    prefix = new_prefix()
     yield prefix
-    client = redis.Redis.from_url(redis_url)
-    try:
-        keys = list(client.scan_iter(match=f"{prefix}*", count=1000))
-        if keys:
-            client.delete(*keys)
-    finally:
-        client.close()
+    delete_prefix(redis_url, prefix)
 
 
 @pytest.fixture
