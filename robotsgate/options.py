@@ -230,3 +230,4 @@ def _spec(declared: "Field[Any]") -> OptionSpec:
 
 OPTIONS: Final = tuple(_spec(declared) for declared in fields(Settings))
 NAMES: Final = frozenset(spec.name for spec in OPTIONS)
+SPECS: Final = {spec.name: spec for spec in OPTIONS}

@@ -9,9 +9,12 @@ everything.
 
 import asyncio
 import contextlib
+import difflib
 import gc
 import logging
+import os
 import signal
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,9 +29,10 @@ from robotsgate.metrics import Metrics, MetricsServer
 from robotsgate.mitm import keys
 from robotsgate.mitm.answers import Recorder
 from robotsgate.mitm.bodies import drain_answered_bodies
-from robotsgate.options import OPTIONS, PREFIX, Rebuilds, Settings
+from robotsgate.options import NAMES, OPTIONS, PREFIX, SPECS, Rebuilds, Settings
 from robotsgate.pages import Pages
 from robotsgate.state.departures import Departures
+from robotsgate.state.fleet import redacted
 
 logger = logging.getLogger(__name__)
 
@@ -75,10 +79,27 @@ class Runtime:
         for spec in OPTIONS:
             loader.add_option(spec.name, Sequence[str] if spec.kind is Sequence else spec.kind,
                               spec.default, spec.help, choices=spec.choices)
-        _apply_deferred(loader.master.options)
+        problems = _apply_deferred(loader.master.options)
+        if problems:
+            # At start-up, before the proxy listens: one line per problem and a non-zero exit,
+            # rather than a traceback and a proxy that runs on without the value meant.
+            for problem in problems:
+                print(f"robotsgate: {problem}", file=sys.stderr)
+            sys.exit(2)
         drain_answered_bodies()
 
     def configure(self, updated: set[str]) -> None:
+        try:
+            self._configure()
+        except exceptions.OptionsError as exc:
+            if not _starting():
+                raise  # mitmproxy puts the option back as it was and says why
+            # The first configuration of a proxy about to listen: one line and a non-zero exit,
+            # not a traceback followed by a proxy that says it listens and then exits.
+            print(f"robotsgate: {exc}", file=sys.stderr)
+            sys.exit(2)
+
+    def _configure(self) -> None:
         opts = ctx.options
         try:
             settings = Settings.read(lambda name: getattr(opts, name))
@@ -133,6 +154,7 @@ class Runtime:
         # every full collection walk some 100,000 objects that never die: under load those walks
         # took a tenth of the proxy's CPU, and robotsgate's imports make them a fifth longer.
         gc.freeze()
+        logger.info(summary(self.settings, metrics=self._metrics_server))
         # logrotate renames the file and sends SIGHUP: records go to a new file from then on.
         with contextlib.suppress(NotImplementedError, RuntimeError):  # no signals, or no loop
             asyncio.get_running_loop().add_signal_handler(signal.SIGHUP, self.reopen_audit)
@@ -180,30 +202,77 @@ class Runtime:
             self.recorder.audit.close()
 
 
-def _apply_deferred(options: Any) -> None:
-    """Apply `--set robots_...` values now, one by one, each error naming its option.
+def _apply_deferred(options: Any) -> list[str]:
+    """Apply `--set robots_...` values now, one by one; return what is wrong with them.
 
     mitmproxy defers `--set` for options that a script registers, then applies them all at once
     when the script loads; one value that does not parse makes the whole script fail to load,
-    and mitmdump would run on as a plain proxy that forwards everything. Applying ours here,
-    separately, turns a bad value into an error logged at start-up, on which mitmdump exits.
+    with a traceback, and mitmdump would run on as a plain proxy that forwards everything. A
+    name it does not know (`robot_agent`, `robots-agent`) it keeps deferred for ever, silently.
+    Here each of ours is applied and checked alone, and a name that looks like one of ours but
+    is not is reported with the one it probably means.
     """
     deferred: dict[str, Any] = options.deferred
-    # OptManager has keys() but is not iterable.
-    known = {name for name in options.keys() if name.startswith(PREFIX)}  # noqa: SIM118
-    for name in sorted(k for k in deferred if k.startswith(PREFIX)):
-        value = deferred.pop(name)
-        if name not in known:
-            logger.error("unknown option %s; robotsgate's options are %s", name,
-                         ", ".join(sorted(known)))
+    problems = []
+    for name in sorted(deferred):
+        if name not in NAMES:
+            meant = _meant(name)
+            if meant is not None:
+                deferred.pop(name)
+                problems.append(f"unknown option {name}; did you mean {meant}?")
+            elif name.startswith(PREFIX):
+                deferred.pop(name)
+                problems.append(f"unknown option {name}; robotsgate's options are "
+                                f"{', '.join(sorted(NAMES))}")
             continue
+        value = deferred.pop(name)
         try:
             if hasattr(value, "val"):  # strings from the command line, not yet converted
                 options.set(*(f"{name}={v}" for v in value.val))
             else:
                 options.update(**{name: value})
-        except exceptions.OptionsError as exc:
-            logger.error("%s: %s", name, exc)
+            SPECS[name].check(getattr(options, name))
+        except (exceptions.OptionsError, ValueError) as exc:
+            message = str(exc)
+            problems.append(message if name in message else f"{name}: {message}")
+    return problems
+
+
+def _starting() -> bool:
+    """Whether mitmdump is still starting: its script loader has not seen it run yet (a script
+    reloaded into a running proxy, or an addon driven by tests, is not starting)."""
+    loader = ctx.master.addons.get("scriptloader")
+    return loader is not None and not getattr(loader, "is_running", True)
+
+
+def _meant(name: str) -> str | None:
+    """The robots_* option a misspelled name most probably means, if it looks like one."""
+    normal = name.lower().replace("-", "_")
+    if not normal.startswith(PREFIX):
+        if not normal.startswith("robot"):
+            return None
+        normal = PREFIX + normal.removeprefix("robots").removeprefix("robot").lstrip("_")
+    if normal in NAMES:
+        return normal
+    close = difflib.get_close_matches(normal, NAMES, n=1, cutoff=0.8)
+    return close[0] if close else None
+
+
+def summary(settings: Settings, *, metrics: MetricsServer | None) -> str:
+    """One line that says what is in force, so that a mistake shows at once."""
+    if settings.agent:
+        agent = f"as {settings.agent} (robots_agent)"
+    else:
+        agent = "as each request's User-Agent names its bot"
+    if settings.agents:
+        agent += f", {len(settings.agents)} client mapping(s) first (robots_agents)"
+    audit = "standard output" if settings.audit_log == "-" else \
+        os.path.abspath(settings.audit_log)
+    store = f"Redis {redacted(settings.redis)} (fallback {settings.redis_fallback})" \
+        if settings.redis else "this process's memory"
+    served = f"http://{metrics.host}:{metrics.port}/metrics" if metrics else "off"
+    return (f"robotsgate: obeying robots.txt {agent}; mode {settings.mode}, semantics "
+            f"{settings.semantics}; audit log {audit}; state in {store}; metrics {served}")
 
 
 _closing: set["asyncio.Task[None]"] = set()
