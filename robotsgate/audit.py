@@ -47,6 +47,7 @@ class AuditRecord:
     agent_source: str | None = None  # map-user | map-address | proxyauth | option | user-agent
     user_agent_mismatch: bool | None = None  # a configured token the User-Agent does not name
     page: str | None = None  # reason nofollow: the Referer page whose signals forbid the link
+    error: str | None = None  # what went wrong, for a refusal that is not a rule's
 
     def to_json(self) -> str:
         """One JSON object; it may hold lone surrogates, see to_line()."""

@@ -56,8 +56,8 @@ class Outcome:
 
 
 _UNDECIDABLE = "robotsgate does not forward "
-_TUNNEL = "robots.txt of {{host}} ({{robots_url}}) {what}; this tunnel, which the proxy cannot " \
-    "see into, is refused.\n"
+_TUNNEL = "robots.txt of {{host}} ({{robots_url}}) {what}; this tunnel, which the proxy " \
+    "cannot see into, is refused.\n"
 
 OUTCOMES: Final[dict[Reason, Outcome]] = {
     Reason.DISALLOWED: Outcome(403, "Forbidden by robots.txt: {explain}\nrobots.txt: "
@@ -76,9 +76,10 @@ OUTCOMES: Final[dict[Reason, Outcome]] = {
     Reason.PUSHBACK: Outcome(429, "This site asked for a pause (429/503); retry after "
                                   "{retry_after} s.\n", retry_after=60),
     Reason.ROBOTS_UNAVAILABLE: Outcome(503, "robots.txt of this site ({robots_url}) could not "
-                                            "be fetched; nothing is forwarded to it until it "
-                                            "can.\n", retry_after=60,
-                                       tunnel=_TUNNEL.format(what="could not be fetched")),
+                                            "be fetched ({error}); nothing is forwarded to it "
+                                            "until it can.\n", retry_after=60,
+                                       tunnel=_TUNNEL.format(
+                                           what="could not be fetched ({error})")),
     Reason.UNIDENTIFIED: Outcome(407, "robotsgate needs to know which bot this is. Send a "
                                       "User-Agent that names your bot (e.g. MyBot/1.0), or "
                                       "authenticate to the proxy with your bot's name, or ask "

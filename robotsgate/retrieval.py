@@ -9,6 +9,7 @@ Its `retrieve` is what `Store.refresh` runs, once for everyone sharing the store
 the gate and knows nothing of it: the gate looks entries up and asks the store to refresh them.
 """
 
+import logging
 from collections.abc import Callable
 from typing import Protocol
 
@@ -18,6 +19,8 @@ from robotsgate.metrics import Metrics
 from robotsgate.origin import Origin
 from robotsgate.rules_cache import RulesCache
 from robotsgate.state.store import RobotsEntry, Store
+
+logger = logging.getLogger(__name__)
 
 
 class RobotsFetcher(Protocol):
@@ -50,6 +53,12 @@ class Retrieval:
             result = await self._fetcher.fetch(origin.robots_url, user_agent)
         self._metrics.fetched(result.outcome)
         entry = self.entry_for(origin, result, stale)
+        if result.outcome == "unreachable":
+            # Once per fetch, so once per origin (and bot) per robots_error_ttl at most.
+            logger.warning("robotsgate: robots.txt of %s could not be fetched (%s): %s for the "
+                           "next %d s", origin.key, result.error or f"HTTP {result.status}",
+                           "its last good copy is used" if entry.robots is not None else
+                           "nothing is forwarded to it", self._error_ttl)
         if self._archive is not None and entry.sha256 is not None and result.outcome == "ok":
             # Before the entry is used: no decision without its evidence (a failure fails closed).
             await self._archive.keep(entry.sha256, result, entry.fetched_at)

@@ -101,6 +101,16 @@ async def test_unreachable_robots_txt_is_503_with_retry_after(gate, audit_path):
     assert f.response.headers["X-Robotsgate-Reason"] == "robots-unavailable"
     [record] = records(audit_path)
     assert record["reason"] == "robots-unavailable" and record["robots_status"] == 503
+    # Why, in the answer and the record, not only that it failed.
+    assert record["error"] == "HTTP 503"
+    assert "could not be fetched (HTTP 503)" in f.response.text
+
+
+async def test_a_refusal_by_a_rule_has_no_error(gate, audit_path):
+    addon, _ = gate
+    await addon.request(flow("http://example.com/private/x"))
+    [record] = records(audit_path)
+    assert record["reason"] == "disallowed" and record["error"] is None
 
 
 async def test_monitor_mode_forwards_but_records_would_block(gate, audit_path):
@@ -136,6 +146,7 @@ async def test_internal_error_fails_closed(audit_path, caplog):
     assert "boom" in caplog.text
     [record] = records(audit_path)
     assert record["reason"] == "internal-error" and record["status"] == 503
+    assert "boom" in record["error"]
 
 
 async def test_flows_already_answered_are_not_touched(gate, origins):

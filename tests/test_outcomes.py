@@ -29,9 +29,11 @@ def test_reasons_are_their_names_in_records_and_metrics() -> None:
 
 def test_a_tunnel_is_told_it_is_a_tunnel() -> None:
     text = outcomes.text(Reason.ROBOTS_UNAVAILABLE, tunnel=True, host="a.example",
-                         robots_url="https://a.example/robots.txt")
-    assert "this tunnel" in text and "https://a.example/robots.txt" in text
-    assert "this tunnel" not in outcomes.text(Reason.ROBOTS_UNAVAILABLE, robots_url="x")
+                         robots_url="https://a.example/robots.txt", error="HTTP 503")
+    assert "this tunnel" in text and "https://a.example/robots.txt (HTTP 503)" not in text
+    assert "could not be fetched (HTTP 503)" in text
+    assert "this tunnel" not in outcomes.text(Reason.ROBOTS_UNAVAILABLE, robots_url="x",
+                                              error="HTTP 503")
 
 
 def test_the_readme_documents_every_reason() -> None:

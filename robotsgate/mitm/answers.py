@@ -13,6 +13,7 @@ from robotsgate.identity import AgentMap, Identity
 from robotsgate.metrics import Metrics
 from robotsgate.mitm import keys
 from robotsgate.outcomes import Reason
+from robotsgate.state.store import RobotsEntry
 
 logger = logging.getLogger(__name__)
 
@@ -56,7 +57,8 @@ class Recorder:
         self.failures = 0
 
     def flow(self, flow: http.HTTPFlow, event: Event, reason: Reason, status: int | None,
-             verdict: Verdict | None, *, page: str | None = None) -> None:
+             verdict: Verdict | None, *, page: str | None = None, error: str | None = None
+             ) -> None:
         """The record of one request. Raises AuditUnwritable when it cannot be written and
         robots_audit_failure is closed."""
         self.metrics.recorded(event, reason)
@@ -81,7 +83,8 @@ class Recorder:
             delay_ms=round(verdict.wait * 1000) if verdict else 0, mode=self._mode(),
             asked_delay_ms=_ms(verdict.asked_delay) if verdict else None,
             agent_source=identity.source if identity else None,
-            user_agent_mismatch=identity.mismatch(user_agent) if identity else None, page=page))
+            user_agent_mismatch=identity.mismatch(user_agent) if identity else None, page=page,
+            error=error or (fetch_error(entry) if entry and entry.robots is None else None)))
 
     def connection(self, agents: AgentMap, agent_option: str | None, client: Any, event: Event,
                    url: str, method: str) -> None:
@@ -109,6 +112,11 @@ class Recorder:
                              "%s", self.audit.path, self.failures, exc)
             if self._fail_closed():
                 raise AuditUnwritable(str(exc)) from exc
+
+
+def fetch_error(entry: RobotsEntry) -> str:
+    """Why an origin's robots.txt could not be had, in words."""
+    return entry.error or (f"HTTP {entry.status}" if entry.status else "no answer")
 
 
 def peer(peername: Any) -> str | None:

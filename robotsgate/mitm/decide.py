@@ -20,7 +20,7 @@ from robotsgate import outcomes
 from robotsgate.gate import Request, Verdict
 from robotsgate.identity import Identity, is_product
 from robotsgate.mitm import keys
-from robotsgate.mitm.answers import AuditUnwritable, Recorder, answer, retry_after
+from robotsgate.mitm.answers import AuditUnwritable, Recorder, answer, fetch_error, retry_after
 from robotsgate.mitm.framing import malformed, misdirected
 from robotsgate.mitm.headers import RequestHeaders, unfold
 from robotsgate.mitm.runtime import Runtime
@@ -65,18 +65,18 @@ class Decide:
         except SharedStateUnavailable:
             # robots_redis_fallback=closed; the outage itself is logged once, by the fleet.
             self._fail(flow, Reason.REDIS_UNAVAILABLE)
-        except Exception:
+        except Exception as exc:
             logger.exception("robotsgate: internal error deciding %s", flow.request.pretty_url)
-            self._fail(flow, Reason.INTERNAL_ERROR)
+            self._fail(flow, Reason.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")
 
-    def _fail(self, flow: http.HTTPFlow, reason: Reason) -> None:
+    def _fail(self, flow: http.HTTPFlow, reason: Reason, error: str | None = None) -> None:
         """Fail closed: whatever went wrong, the request is not forwarded."""
         outcome = outcomes.OUTCOMES[reason]
         answer(flow, reason, outcome.message, retry_after(outcome.retry_after))
         recorder = self.runtime.recorder
         if recorder is not None:
             with contextlib.suppress(AuditUnwritable):  # already failing closed
-                recorder.flow(flow, "block", reason, outcome.status, None)
+                recorder.flow(flow, "block", reason, outcome.status, None, error=error)
 
     async def _decide(self, flow: http.HTTPFlow) -> None:
         runtime, settings, recorder = self.runtime, self.runtime.settings, self.runtime.recorder
@@ -130,8 +130,9 @@ class Decide:
             return
         answer(flow, verdict.reason, outcomes.text(
             verdict.reason, robots_url=verdict.robots_url, retry_after=verdict.retry_after,
-            asked=f"{verdict.asked_delay or 0:g}"), retry_after(verdict.retry_after or 60),
-            verdict)
+            asked=f"{verdict.asked_delay or 0:g}",
+            error=fetch_error(verdict.entry) if verdict.entry else None),
+            retry_after(verdict.retry_after or 60), verdict)
 
     def _refuse_unidentified(self, flow: http.HTTPFlow, recorder: Recorder, identity: Identity,
                              user_agent: str | None) -> bool:

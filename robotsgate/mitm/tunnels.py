@@ -23,7 +23,7 @@ from mitmproxy.proxy.layers.http import HTTPMode
 from robotsgate import outcomes
 from robotsgate.audit import Event
 from robotsgate.mitm import keys
-from robotsgate.mitm.answers import AuditUnwritable, answer, peer, retry_after
+from robotsgate.mitm.answers import AuditUnwritable, answer, fetch_error, peer, retry_after
 from robotsgate.mitm.runtime import Runtime
 from robotsgate.origin import Origin
 from robotsgate.outcomes import Reason
@@ -70,9 +70,9 @@ class Tunnels:
                 recorder.flow(flow, "would-block", verdict.reason, status, verdict)
                 return
             recorder.flow(flow, "block", verdict.reason, status, verdict)
-            answer(flow, verdict.reason, outcomes.text(verdict.reason, tunnel=True,
-                                                       host=req.host,
-                                                       robots_url=verdict.robots_url),
+            answer(flow, verdict.reason, outcomes.text(
+                verdict.reason, tunnel=True, host=req.host, robots_url=verdict.robots_url,
+                error=fetch_error(verdict.entry) if verdict.entry else None),
                    retry_after(verdict.retry_after), verdict)
         except Exception as exc:
             reason = Reason.REDIS_UNAVAILABLE if isinstance(exc, SharedStateUnavailable) \

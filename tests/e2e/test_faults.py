@@ -29,7 +29,7 @@ import pytest
 import requests
 import zstandard
 
-from .clients import Resp, httpx_async_client, httpx_call, requests_call
+from .clients import Resp, curl, httpx_async_client, httpx_call, requests_call
 from .machine import free_port
 from .origins import MAX_HANG, Origin, page_body
 from .proxy import Proxy, run_mitmdump
@@ -517,3 +517,21 @@ def test_audit_log_that_cannot_be_opened_refuses_to_start(
     assert code is not None, f"mitmdump kept running with {options}:\n{output}"
     assert code != 0, output
     assert named in output
+
+
+def test_a_robots_txt_behind_an_untrusted_certificate_says_why(
+        https_origin: Callable[..., Origin], proxy: Callable[..., Proxy]) -> None:
+    # The proxy is not told to trust the origin's CA: the robots.txt fetch fails verification,
+    # and the answer, the audit record and the proxy's log all say so, not only "503".
+    site = https_origin(robots="User-agent: *\nDisallow: /private\n")
+    gate = proxy()
+
+    answer = curl(gate, site.url("/page"))
+
+    assert answer.status == 503
+    assert "CERTIFICATE_VERIFY_FAILED" in answer.body.decode()
+    [record] = gate.wait_audit(1)
+    assert record["reason"] == "robots-unavailable"
+    assert "CERTIFICATE_VERIFY_FAILED" in record["error"]
+    assert "CERTIFICATE_VERIFY_FAILED" in gate.output()
+    assert not site.saw("/page")
