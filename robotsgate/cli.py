@@ -12,7 +12,9 @@ Exit status: 0 allowed / clean / done, 1 disallowed / findings, 2 error (includi
 import argparse
 import asyncio
 import json
+import os
 import re
+import shutil
 import ssl
 import sys
 import time
@@ -416,6 +418,11 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Exit status: 0 allowed / no findings, 1 disallowed / findings, 2 error.")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
+    commands.add_parser(
+        "serve", help="start the proxy (mitmdump with robotsgate), on 127.0.0.1:8080",
+        description=SERVE_HELP, formatter_class=argparse.RawDescriptionHelpFormatter,
+        add_help=False)
+
     p = commands.add_parser(
         "check", help="would this URL be allowed for this bot, and why?",
         description="Fetch the URL's robots.txt the way the proxy does (or read FILE) and say "
@@ -481,7 +488,53 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+SERVE_HELP = """\
+usage: robotsgate serve [mitmdump options]
+
+Start the proxy: mitmdump with robotsgate's addons, from this installation. Every argument goes
+to mitmdump, so any mitmproxy option works alongside robotsgate's robots_* options:
+
+  robotsgate serve --set robots_agent=MyBot --set robots_audit_log=/var/log/robots.jsonl
+
+Defaults, each overridden by giving it: --listen-host 127.0.0.1 (or $ROBOTSGATE_HOST),
+--listen-port 8080 (or $ROBOTSGATE_PORT), and --set flow_detail=0 (no line per request: the
+audit log is the record; --set flow_detail=1 lists them). At start-up one line says what is in
+force; a misspelled option or a bad value stops it with one line and exit status 2.
+robotsgate's options: `mitmdump -s <robotsgate>/addon.py --options`, or the README.
+"""
+
+
+def serve(args: Sequence[str]) -> int:
+    """Replace this process with mitmdump running robotsgate (never returns, but on error)."""
+    if any(arg in ("-h", "--help") for arg in args):
+        print(SERVE_HELP, end="")
+        return 0
+    here = Path(sys.executable).parent  # the mitmdump installed beside this robotsgate
+    mitmdump = shutil.which("mitmdump", path=str(here)) or shutil.which("mitmdump")
+    if mitmdump is None:
+        print("robotsgate serve: mitmdump not found; install mitmproxy (pip install "
+              "'mitmproxy>=12,<13')", file=sys.stderr)
+        return ERROR
+    given = " ".join(args)
+    command = [mitmdump]
+    if "--listen-host" not in given and "listen_host=" not in given:
+        command += ["--listen-host", os.environ.get("ROBOTSGATE_HOST", "127.0.0.1")]
+    if "--listen-port" not in given and "listen_port=" not in given and \
+            not any(arg == "-p" or (arg.startswith("-p") and arg[2:].isdigit()) for arg in args):
+        command += ["--listen-port", os.environ.get("ROBOTSGATE_PORT", "8080")]
+    if "flow_detail" not in given and "--flow-detail" not in given:
+        command += ["--set", "flow_detail=0"]
+    # The script file beside this module: imported by mitmdump, not here (it loads mitmproxy).
+    command += ["-s", str(Path(__file__).resolve().with_name("addon.py")), *args]
+    sys.stdout.flush()
+    os.execv(mitmdump, command)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["serve"]:
+        # Everything after "serve" is mitmdump's: argparse would take its options for ours.
+        return serve(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     if getattr(args, "top", 1) < 1:

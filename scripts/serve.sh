@@ -1,7 +1,14 @@
 #!/usr/bin/env bash
-# Installs robotsgate into .venv and starts the proxy on 127.0.0.1:8080.
-# Extra arguments go to mitmdump, e.g.: scripts/serve.sh --set robots_agent=MyBot
+# Starts the proxy (`robotsgate serve`) on 127.0.0.1:8080; ROBOTSGATE_HOST / ROBOTSGATE_PORT
+# change that. Extra arguments go to mitmdump, e.g.: scripts/serve.sh --set robots_agent=MyBot
+# robotsgate is installed into .venv first only when pyproject.toml changed since the last
+# install (the install is editable: code changes need none). The working directory is kept, so
+# relative paths in the arguments (robots_audit_log=audit.jsonl) are the caller's.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-scripts/setup.sh
-exec .venv/bin/mitmdump --listen-host "${ROBOTSGATE_HOST:-127.0.0.1}" --listen-port "${ROBOTSGATE_PORT:-8080}" -s addon.py "$@"
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+stamp="$repo/.venv/.robotsgate-installed"
+if [ ! -x "$repo/.venv/bin/robotsgate" ] || [ ! -f "$stamp" ] || [ "$repo/pyproject.toml" -nt "$stamp" ]; then
+    "$repo/scripts/setup.sh" >&2
+    touch "$stamp"
+fi
+exec "$repo/.venv/bin/robotsgate" serve "$@"

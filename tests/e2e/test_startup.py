@@ -5,11 +5,19 @@ the option (and, for a name, the one probably meant) and no traceback; a good st
 line which agent, mode, semantics, audit log, store and metrics are in force.
 """
 
+import contextlib
+import json
+import socket
+import subprocess
+import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from .machine import clean_env, free_port, require_tool
+from .origins import Origin
 from .proxy import Proxy, run_mitmdump
 
 
@@ -63,3 +71,68 @@ def test_a_good_start_says_what_is_in_force(tmp_path: Path) -> None:
     assert f"audit log {proxy.audit_path.resolve()}" in line
     assert "Redis redis://:***@127.0.0.1:6379/0" in line and "secret" not in output
     assert "metrics off" in line
+
+
+ROBOTSGATE = Path(sys.executable).parent / "robotsgate"
+
+
+def test_robotsgate_serve_runs_the_installed_proxy_keeping_relative_paths(
+        tmp_path: Path, origin: Callable[..., Origin]) -> None:
+    site = origin(robots="User-agent: *\nDisallow: /private\n")
+    port = free_port()
+    workdir = tmp_path / "here"
+    workdir.mkdir()
+    # Run from elsewhere than the checkout, with a relative audit path: it lands in workdir.
+    command = [str(ROBOTSGATE), "serve", "--listen-port", str(port),
+               "--set", f"confdir={tmp_path / 'conf'}", "--set", "robots_audit_log=audit.jsonl"]
+    with subprocess.Popen(command, cwd=workdir, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, env=clean_env({})) as proc:
+        try:
+            _wait_for_port(port, proc)
+            env = clean_env({"http_proxy": f"http://127.0.0.1:{port}"})
+            blocked = subprocess.run(
+                [require_tool("curl"), "-s", "-o", "/dev/null", "-w", "%{http_code}",
+                 site.url("/private/x")], env=env, capture_output=True, text=True, timeout=30)
+            allowed = subprocess.run(
+                [require_tool("curl"), "-s", "-o", "/dev/null", "-w", "%{http_code}",
+                 site.url("/public")], env=env, capture_output=True, text=True, timeout=30)
+        finally:
+            proc.terminate()
+            output = proc.communicate(timeout=30)[0].decode(errors="replace")
+    assert (blocked.stdout, allowed.stdout) == ("403", "200"), output
+    [record] = [json.loads(line) for line in (workdir / "audit.jsonl").read_text().splitlines()]
+    assert record["url"] == site.url("/private/x")
+    assert f"audit log {workdir / 'audit.jsonl'}" in output
+    # Quiet about individual flows: the audit log is the record.
+    assert "/public" not in output and "/private/x" not in output
+    assert not site.saw("/private/x")
+
+
+def test_robotsgate_serve_refuses_a_bad_value_in_one_line(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [str(ROBOTSGATE), "serve", "--listen-port", str(free_port()), "--set",
+         f"confdir={tmp_path}", "--set", "robots_mode=enforcee"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=60, env=clean_env({}))
+    assert result.returncode == 2, result
+    output = result.stdout + result.stderr
+    assert "robotsgate: robots_mode must be one of enforce, monitor; got 'enforcee'" in output
+    assert "Traceback" not in output and "listening" not in output
+
+
+def test_robotsgate_serve_help_says_what_it_does() -> None:
+    result = subprocess.run([str(ROBOTSGATE), "serve", "--help"], capture_output=True,
+                            text=True, timeout=30)
+    assert result.returncode == 0
+    assert "usage: robotsgate serve [mitmdump options]" in result.stdout
+    assert "--listen-port 8080" in result.stdout
+
+
+def _wait_for_port(port: int, proc: "subprocess.Popen[bytes]") -> None:
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"robotsgate serve exited {proc.returncode}")
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.5):
+            return
+        time.sleep(0.05)
+    pytest.fail("robotsgate serve did not listen")
