@@ -94,8 +94,11 @@ OUTCOMES: Final[dict[Reason, Outcome]] = {
     Reason.FRAMING: Outcome(400, _UNDECIDABLE + "a request {what}.\n", close=True),
     Reason.UPGRADE: Outcome(400, _UNDECIDABLE + "protocol upgrades other than WebSocket "
                                  "(asked for: {asked}).\n", close=True),
-    Reason.AUDIT_UNAVAILABLE: Outcome(503, "robotsgate cannot write its audit log; nothing is "
-                                           "forwarded until it can.\n", retry_after=60),
+    Reason.AUDIT_UNAVAILABLE: Outcome(503, "robotsgate cannot write its audit log, so it "
+                                           "refuses every request it would have to record (a "
+                                           "refusal, or a wait for politeness) until it can; "
+                                           "requests that go straight through are not recorded "
+                                           "and still pass.\n", retry_after=60),
     Reason.REDIS_UNAVAILABLE: Outcome(503, "robotsgate cannot reach the Redis its fleet "
                                            "shares; nothing is forwarded until it can.\n",
                                        retry_after=5, tunnel="robotsgate cannot reach the Redis "

@@ -11,6 +11,9 @@ if [ ! -f "$ca" ]; then
     echo "no CA at $ca: start the proxy once (scripts/serve.sh) so mitmproxy creates it" >&2
     exit 1
 fi
+# wget reads no CA variable: it gets a wgetrc of its own, beside the CA.
+wgetrc="$confdir/robotsgate-wgetrc"
+printf 'ca_certificate = %s\n' "$ca" > "$wgetrc"
 cat <<ENV
 export HTTP_PROXY=http://$address HTTPS_PROXY=http://$address
 export http_proxy=http://$address https_proxy=http://$address
@@ -19,4 +22,5 @@ export CURL_CA_BUNDLE=$ca           # curl
 export REQUESTS_CA_BUNDLE=$ca       # Python requests
 export SSL_CERT_FILE=$ca            # httpx, urllib, aiohttp and anything on OpenSSL's defaults
 export NODE_EXTRA_CA_CERTS=$ca      # Node.js
+export WGETRC=$wgetrc               # wget (ca_certificate = the CA)
 ENV

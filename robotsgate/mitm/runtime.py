@@ -87,6 +87,13 @@ class Runtime:
                 print(f"robotsgate: {problem}", file=sys.stderr)
             sys.exit(2)
         drain_answered_bodies()
+        options = loader.master.options
+        if "flow_detail" in options.keys() and options.flow_detail == 0:  # noqa: SIM118
+            # Nothing per flow, and nothing per connection or robots.txt fetch either ("client
+            # connect", "HTTP Request: GET ..."): the audit log is the record, and robotsgate
+            # logs what goes wrong. Warnings and errors still show.
+            for name in ("mitmproxy.proxy.server", "httpx"):
+                logging.getLogger(name).setLevel(logging.WARNING)
 
     def configure(self, updated: set[str]) -> None:
         try:
@@ -155,6 +162,7 @@ class Runtime:
         # took a tenth of the proxy's CPU, and robotsgate's imports make them a fifth longer.
         gc.freeze()
         logger.info(summary(self.settings, metrics=self._metrics_server))
+
         # logrotate renames the file and sends SIGHUP: records go to a new file from then on.
         with contextlib.suppress(NotImplementedError, RuntimeError):  # no signals, or no loop
             asyncio.get_running_loop().add_signal_handler(signal.SIGHUP, self.reopen_audit)

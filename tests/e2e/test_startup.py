@@ -105,6 +105,7 @@ def test_robotsgate_serve_runs_the_installed_proxy_keeping_relative_paths(
     assert f"audit log {workdir / 'audit.jsonl'}" in output
     # Quiet about individual flows: the audit log is the record.
     assert "/public" not in output and "/private/x" not in output
+    assert "client connect" not in output and "HTTP Request" not in output
     assert not site.saw("/private/x")
 
 
