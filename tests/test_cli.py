@@ -353,15 +353,27 @@ def test_show_prints_an_archived_robots_txt(tmp_path: Path) -> None:
     assert done.stdout == ("# http://a.example/robots.txt (HTTP 200), fetched "
                            "2026-03-01T09:59:00.000+00:00\n" + ROBOTS)
     assert run("show", "0" * 64, "--archive", str(tmp_path)).returncode == 2
+    # As git does: the first digits are enough when they name one file, as in a report.
+    short = run("show", sha[:8].upper(), "--archive", str(tmp_path))
+    assert (short.returncode, short.stdout) == (0, done.stdout)
+
+
+def test_show_refuses_a_prefix_that_names_several_or_too_few_digits(tmp_path: Path) -> None:
+    for name in ("abcdef" + "0" * 58, "abcdef" + "1" * 58):  # two files, one 6-digit start
+        (tmp_path / name).write_text("User-agent: *\n")
+    too_short = run("show", "abcde", "--archive", str(tmp_path))
+    assert too_short.returncode == 2 and "6 to 64 hex digits" in too_short.stderr
+    several = run("show", "abcdef", "--archive", str(tmp_path))
+    assert several.returncode == 2 and "give more digits" in several.stderr
 
 
 @pytest.mark.parametrize("module", [False, True])
 def test_help_lists_the_commands(module: bool) -> None:
     done = run("--help", module=module)
     assert done.returncode == 0
-    for command in ("check", "lint", "report", "show"):
+    for command in ("serve", "check", "lint", "report", "show"):
         assert command in done.stdout
-    for command in ("check", "lint", "report", "show"):
+    for command in ("serve", "check", "lint", "report", "show"):
         sub = run(command, "--help", module=module)
         assert sub.returncode == 0
         assert sub.stdout.startswith(f"usage: robotsgate {command} ")
