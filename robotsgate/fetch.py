@@ -7,12 +7,13 @@ The fetcher only retrieves and classifies; it keeps no state. What a result mean
 import asyncio
 import contextlib
 import re
+import socket
 import ssl
 import zlib
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from typing import Literal
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 import httpx
 
@@ -84,10 +85,10 @@ class Fetcher:
                 return await self._follow(robots_url, user_agent)
         except TimeoutError:
             return FetchResult("unreachable", robots_url, robots_url, None,
-                               error=f"timed out after {self._timeout:g} s")
+                               error=f"timed out after {self._timeout * 2:g} s")
         except (httpx.HTTPError, OSError, ssl.SSLError, ValueError) as exc:
             return FetchResult("unreachable", robots_url, robots_url, None,
-                               error=f"{type(exc).__name__}: {exc}")
+                               error=describe(exc, robots_url, self._timeout))
 
     async def _follow(self, robots_url: str, user_agent: str | None) -> FetchResult:
         # The bot's own bytes: mitmproxy decodes header values with surrogateescape, and httpx
@@ -116,7 +117,7 @@ class Fetcher:
                     # network) is an answer the gate remembers for robots_error_ttl; an
                     # exception would make every waiting request fetch again.
                     return FetchResult("unreachable", robots_url, url, status, b"", headers_seen,
-                                       error=_words(exc))
+                                       error=_words(exc, url, self._timeout))
                 return FetchResult("ok", robots_url, url, status, body, headers_seen,
                                    max_age(response.headers.get("cache-control")))
         # RFC 9309 §2.3.1.2: not reached within five redirects -> may be treated as unavailable.
@@ -124,8 +125,45 @@ class Fetcher:
                            error=f"more than {MAX_REDIRECTS} redirects")
 
 
-def _words(exc: Exception) -> str:
-    return str(exc) if isinstance(exc, BodyError) else f"{type(exc).__name__}: {exc}"
+def _words(exc: Exception, url: str, timeout: float) -> str:
+    return str(exc) if isinstance(exc, BodyError) else describe(exc, url, timeout)
+
+
+def describe(exc: BaseException, url: str, timeout: float) -> str:
+    """Why a fetch got no answer, in the words an operator acts on.
+
+    httpx wraps the cause twice (httpx -> httpcore -> the OSError or SSLError), and its own
+    message can hide it ("All connection attempts failed" for a refused connection), so the
+    chain is searched for the cause that says what to fix.
+    """
+    host = urlsplit(url).hostname or url
+    chain: list[BaseException] = []
+    link: BaseException | None = exc
+    while link is not None and link not in chain and len(chain) < 8:
+        chain.append(link)
+        link = link.__cause__ or link.__context__
+    for cause in chain:
+        if isinstance(cause, ssl.SSLCertVerificationError):
+            # The reason openssl gives ("self-signed certificate", "hostname mismatch") and the
+            # code people search for.
+            return (f"TLS certificate of {host} not trusted: "
+                    f"{cause.verify_message or cause.reason} (CERTIFICATE_VERIFY_FAILED)")
+        if isinstance(cause, ssl.SSLError):
+            return f"TLS handshake with {host} failed: {cause.reason or cause}"
+        if isinstance(cause, socket.gaierror):
+            return f"DNS lookup of {host} failed: {cause.strerror or cause}"
+        if isinstance(cause, ConnectionRefusedError):
+            return f"connection to {host} refused"
+        if isinstance(cause, ConnectionResetError):
+            return f"connection reset by {host}"
+    if isinstance(exc, httpx.TimeoutException):
+        step = {httpx.ConnectTimeout: "connecting", httpx.ReadTimeout: "waiting for an answer",
+                httpx.WriteTimeout: "sending the request",
+                httpx.PoolTimeout: "waiting for a connection"}.get(type(exc), "")
+        return f"timed out after {timeout:g} s" + (f" {step}" if step else "")
+    if isinstance(exc, httpx.RemoteProtocolError | httpx.LocalProtocolError):
+        return f"not a valid HTTP answer from {host}: {exc}"
+    return f"{type(exc).__name__}: {exc}"
 
 
 class BodyError(ValueError):

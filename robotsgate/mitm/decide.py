@@ -62,9 +62,9 @@ class Decide:
             # robots_audit_failure=closed: nothing passes (or is blocked) unrecorded.
             answer(flow, Reason.AUDIT_UNAVAILABLE, outcomes.text(Reason.AUDIT_UNAVAILABLE),
                    retry_after(60))
-        except SharedStateUnavailable:
+        except SharedStateUnavailable as exc:
             # robots_redis_fallback=closed; the outage itself is logged once, by the fleet.
-            self._fail(flow, Reason.REDIS_UNAVAILABLE)
+            self._fail(flow, Reason.REDIS_UNAVAILABLE, str(exc))
         except Exception as exc:
             logger.exception("robotsgate: internal error deciding %s", flow.request.pretty_url)
             self._fail(flow, Reason.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")

@@ -82,8 +82,10 @@ class Tunnels:
             outcome = outcomes.OUTCOMES[reason]
             answer(flow, reason, outcomes.text(reason, tunnel=True),
                    retry_after(outcome.retry_after))
+            error = str(exc) if reason is Reason.REDIS_UNAVAILABLE \
+                else f"{type(exc).__name__}: {exc}"
             with contextlib.suppress(AuditUnwritable):  # already failing closed
-                recorder.flow(flow, "block", reason, outcome.status, None)
+                recorder.flow(flow, "block", reason, outcome.status, None, error=error)
 
     def next_layer(self, nextlayer: layer.NextLayer) -> None:
         if nextlayer.layer is None:

@@ -107,6 +107,7 @@ class Fleet:
         self.down = False
         self._down_since = 0.0
         self._reminded = 0.0
+        self._why = "no answer"  # the last failure, for the refusals' audit records
         self._watcher: asyncio.Task[None] | None = None
 
     # -- reachability ------------------------------------------------------------------------------
@@ -119,6 +120,7 @@ class Fleet:
     def failed(self, exc: BaseException) -> None:
         """A Redis command failed for want of Redis."""
         now = self._monotonic()
+        self._why = _why(exc)
         if not self.down:
             self.down = True
             self._down_since = self._reminded = now
@@ -196,7 +198,8 @@ class Fleet:
         await self.client.aclose()
 
     def refuse(self) -> SharedStateUnavailable:
-        return SharedStateUnavailable(f"Redis at {redacted(self.url)} is unreachable")
+        return SharedStateUnavailable(f"Redis at {redacted(self.url)} is unreachable "
+                                      f"({self._why})")
 
 
 class FleetStore:

@@ -137,7 +137,11 @@ def test_redis_down_with_fallback_closed_answers_503_until_it_is_back(
     for _ in range(3):
         assert answer(gate, site.url("/during")).status == 503
     assert not site.saw("/during"), "forwarded while the shared state was unreachable"
-    assert any(r["reason"] == "redis-unavailable" and r["status"] == 503 for r in gate.audit())
+    refusals = [r for r in gate.audit() if r["reason"] == "redis-unavailable"]
+    assert refusals and all(r["status"] == 503 for r in refusals)
+    # Each says why: which Redis, and what the connection attempt met.
+    assert all(r["error"].startswith(f"Redis at {private_redis.url} is unreachable (")
+               for r in refusals), refusals[0]["error"]
     wait_for_output(gate, "robots_redis_fallback=closed")
 
     private_redis.start()  # empty: a Redis restarted without persistence
