@@ -1,0 +1,86 @@
+"""The README's walk-through, run: what it shows is what a real proxy answers and records.
+
+The README's "Five minutes with it" section is read, its site rebuilt on a real origin, and
+its curl commands run through a real `mitmdump -s addon.py`; the answers and the audit record
+must be the ones printed there (with the origin's real address in place of 127.0.0.1:8000).
+"""
+
+import json
+import re
+import subprocess
+from collections.abc import Callable
+from typing import Any
+
+from .machine import REPO, require_tool
+from .origins import Origin
+from .proxy import Proxy
+
+SECTION = "## Five minutes with it"
+
+
+def walk_through() -> str:
+    text = (REPO / "README.md").read_text()
+    start = text.index(SECTION)
+    end = text.index("\n## ", start + len(SECTION))
+    return text[start:end]
+
+
+def shown_after(section: str, command: str) -> list[str]:
+    """The lines a README code block shows after `$ <command>`, up to the next `$` or fence."""
+    lines = section.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith(f"$ {command}"))
+    shown = []
+    for line in lines[at + 1:]:
+        if line.startswith(("$ ", "```")):
+            break
+        shown.append(line)
+    return shown
+
+
+def test_the_walk_through_shows_what_the_proxy_answers(
+        origin: Callable[..., Origin], proxy: Callable[..., Proxy]) -> None:
+    require_tool("curl")
+    section = walk_through()
+    # The site: the robots.txt the README's printf writes, and its two pages.
+    [printf] = re.findall(r"printf '([^']*)' > robots.txt", section)
+    site = origin(robots=printf.encode().decode("unicode_escape"))
+    site.route("/", body="hello\n")
+    site.route("/private/page.html", body="secret\n")
+    [agent] = re.findall(r"--set robots_agent=(\S+)", section)
+    gate = proxy(robots_agent=agent)
+    here = f"{site.host}:{site.port}"
+
+    def run(command: str) -> list[str]:
+        argv = command.replace("127.0.0.1:8080", f"127.0.0.1:{gate.port}") \
+            .replace("127.0.0.1:8000", here).split()
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=True)
+        return done.stdout.replace("\r\n", "\n").replace(here, "127.0.0.1:8000").splitlines()
+
+    allowed = "curl -x http://127.0.0.1:8080 http://127.0.0.1:8000/"
+    assert run(allowed) == shown_after(section, allowed)
+
+    refused = "curl -i -x http://127.0.0.1:8080 http://127.0.0.1:8000/private/page.html"
+    got, shown = run(refused), shown_after(section, refused)
+    # Every line shown is in the answer, in the same order (the README leaves some headers out).
+    lines = iter(got)
+    missing = [line for line in shown if not any(line == seen for seen in lines)]
+    assert missing == [], "\n".join(got)
+    # The body is exactly what the README shows.
+    assert got[got.index("") + 1:] == shown[shown.index("") + 1:]
+
+    assert site.paths() == ["/robots.txt", "/"], "the disallowed page reached the site"
+
+    # The audit record: every field the README shows, with the value it shows.
+    [shown_record] = shown_after(section, "tail -1 robots-audit.jsonl")
+    fields: dict[str, Any] = {}
+    for name, value in re.findall(r'"(\w+)":("[^"]*"|\d+|null)', shown_record):
+        fields[name] = json.loads(value)
+    [record] = [r for r in gate.audit() if r["event"] == "block"]
+    varying = {"ts", "user_agent", "client", "robots_fetched_at", "robots_sha256"}
+    for name, value in fields.items():
+        assert name in record, name
+        if name not in varying:
+            assert record[name] == json.loads(json.dumps(value).replace(
+                "127.0.0.1:8000", here)), name
+    assert record["robots_sha256"].startswith(
+        re.search(r'"robots_sha256":"([0-9a-f]+)', shown_record)[1])  # type: ignore[index]
