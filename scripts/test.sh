@@ -4,17 +4,24 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh test
-if ! command -v curl >/dev/null 2>&1; then
-    # The end-to-end tests drive curl as one of the real clients.
-    apt-get update -qq && apt-get install -y -qq curl >/dev/null
-fi
-if ! command -v chromium >/dev/null 2>&1; then
-    # The HTML report is checked in a real browser: Debian's headless Chromium.
-    apt-get update -qq && apt-get install -y -qq chromium >/dev/null
-fi
-if ! command -v redis-server >/dev/null 2>&1; then
-    # Fleet tests use a real Redis, and start private redis-servers they can stop.
-    apt-get update -qq && apt-get install -y -qq redis-server >/dev/null
+# Real tools the tests drive, from Debian's packages, installed only when missing:
+#   curl, wget, nodejs, golang-go, chromium (+ libnss3-tools' certutil): the client recipes
+#   (tests/e2e/test_clients.py) and the HTML report in a browser; redis-server: fleet tests
+#   start private servers they can stop; systemd (systemd-analyze) and logrotate: deploy/.
+missing=""
+need() { command -v "$1" >/dev/null 2>&1 || missing="$missing $2"; }
+need curl curl
+need wget wget
+need node nodejs
+need go golang-go
+need chromium chromium
+need certutil libnss3-tools
+need redis-server redis-server
+need systemd-analyze systemd
+need logrotate logrotate
+if [ -n "$missing" ]; then
+    echo "installing:$missing" >&2
+    apt-get update -qq && apt-get install -y -qq $missing >/dev/null
 fi
 if ! .venv/bin/python -c 'import redis; redis.Redis(port=6379, socket_connect_timeout=2).ping()' \
         >/dev/null 2>&1; then

@@ -3,15 +3,21 @@
 Each reaches origins only through its proxy settings (environment variables for curl,
 ``proxies=`` for requests, ``proxy=`` for httpx), trusts the proxy's CA, and never waits longer
 than ``CLIENT_TIMEOUT``; each answers with the same ``Resp``.
+
+The documented client recipes (deploy/clients/, README's HTTPS section) are run as a user runs
+them: in the environment ``eval "$(scripts/proxy-env.sh ADDRESS CONFDIR)"`` leaves
+(``recipe_env``), each URL answering one ``Fetched``.
 """
 
 from __future__ import annotations
 
+import json
+import re
 import ssl
 import subprocess
 import tempfile
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,7 +25,7 @@ from typing import Any
 import httpx
 import requests
 
-from .machine import clean_env, require_tool
+from .machine import REPO, clean_env, require_tool
 from .proxy import Proxy
 
 CLIENT_TIMEOUT = 30.0  # seconds for any single client request
@@ -188,3 +194,101 @@ def run_concurrently[T](calls: list[Callable[[], T]]) -> list[T]:
         raise errors[0]
     assert not any(t.is_alive() for t in threads), "a client did not finish"
     return results  # type: ignore[return-value]  # every slot was filled: all threads ended
+
+
+# --- the documented recipes ---------------------------------------------------------------------
+
+CLIENT_RECIPES = REPO / "deploy" / "clients"
+PROXY_ENV_SH = REPO / "scripts" / "proxy-env.sh"
+RECIPE_TIMEOUT = 120.0  # seconds for one client run (a whole crawl, or a Go build and run)
+
+# What makes one client or another trust a CA: none may leak in from the caller's environment.
+CA_ENV_VARS = (
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE",
+    "NODE_EXTRA_CA_CERTS",
+    "WGETRC",
+)
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """One URL as a client run by its recipe got it."""
+
+    url: str
+    status: int
+    body: str
+
+
+class ClientFailed(Exception):
+    """A client run by its recipe ended in an error; the message holds what it said."""
+
+
+def recipe_env(proxy: Proxy, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment after ``eval "$(scripts/proxy-env.sh 127.0.0.1:PORT CONFDIR)"``.
+
+    Starts from this process's environment without any proxy or CA setting, so that what the
+    script exports is all a client has to go on; ``extra`` is added before the script runs.
+    """
+    base = {k: v for k, v in clean_env(extra).items() if k not in CA_ENV_VARS}
+    done = subprocess.run(
+        ["bash", "-c", 'eval "$("$0" "$1" "$2")" && env -0', str(PROXY_ENV_SH),
+         f"127.0.0.1:{proxy.port}", str(proxy.confdir)],
+        env=base, capture_output=True, timeout=30,
+    )
+    assert done.returncode == 0, f"proxy-env.sh failed: {done.stderr!r}"
+    pairs = (entry.partition("=") for entry in done.stdout.decode().split("\0") if entry)
+    return {name: value for name, _, value in pairs}
+
+
+def without(env: Mapping[str, str], names: Sequence[str]) -> dict[str, str]:
+    return {k: v for k, v in env.items() if k not in names}
+
+
+def run_json_client(cmd: Sequence[str], env: Mapping[str, str]) -> list[Fetched]:
+    """Run a client that prints one JSON line {"url", "status", "body"} per URL."""
+    done = subprocess.run(list(cmd), env=dict(env), capture_output=True, text=True, cwd=REPO,
+                          timeout=RECIPE_TIMEOUT)
+    if done.returncode != 0:
+        raise ClientFailed(f"{' '.join(cmd[:2])} exited {done.returncode}: {done.stderr}")
+    return [Fetched(**json.loads(line)) for line in done.stdout.splitlines()]
+
+
+def curl_recipe(env: Mapping[str, str], urls: Sequence[str]) -> list[Fetched]:
+    """curl as a user runs it: the proxy from https_proxy/http_proxy, the CA from
+    CURL_CA_BUNDLE."""
+    binary = require_tool("curl")
+    out = []
+    with tempfile.TemporaryDirectory(prefix="robotsgate-curl-") as d:
+        body = Path(d) / "body"
+        for url in urls:
+            done = subprocess.run(
+                [binary, "-sS", "--max-time", str(int(CLIENT_TIMEOUT)), "-o", str(body),
+                 "-w", "%{http_code}", url],
+                env=dict(env), capture_output=True, text=True, timeout=CLIENT_TIMEOUT + 10)
+            if done.returncode != 0:
+                raise ClientFailed(f"curl exited {done.returncode}: {done.stderr}")
+            out.append(Fetched(url, int(done.stdout), body.read_text(errors="replace")))
+    return out
+
+
+def wget_recipe(env: Mapping[str, str], urls: Sequence[str]) -> list[Fetched]:
+    """wget as a user runs it: the proxy from https_proxy/http_proxy, the CA from the wgetrc
+    that WGETRC names (``--content-on-error`` keeps the body of a refusal)."""
+    binary = require_tool("wget")
+    out = []
+    with tempfile.TemporaryDirectory(prefix="robotsgate-wget-") as d:
+        body = Path(d) / "body"
+        for url in urls:
+            done = subprocess.run(
+                [binary, "--server-response", "--content-on-error", "--tries=1",
+                 f"--timeout={int(CLIENT_TIMEOUT)}", "-O", str(body), url],
+                env=dict(env), capture_output=True, text=True, timeout=CLIENT_TIMEOUT + 10)
+            statuses = re.findall(r"^\s*HTTP/\S+ (\d{3})", done.stderr, re.MULTILINE)
+            # 8: the server answered with an error status, which is an answer all the same.
+            if done.returncode not in (0, 8) or not statuses:
+                raise ClientFailed(f"wget exited {done.returncode}: {done.stderr}")
+            out.append(Fetched(url, int(statuses[-1]), body.read_text(errors="replace")))
+    return out
