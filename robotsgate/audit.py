@@ -48,6 +48,8 @@ class AuditRecord:
     user_agent_mismatch: bool | None = None  # a configured token the User-Agent does not name
     page: str | None = None  # reason nofollow: the Referer page whose signals forbid the link
     error: str | None = None  # what went wrong, for a refusal that is not a rule's
+    purposes: str | None = None  # what the bot crawls for, when declared: "search, train-ai"
+    origin_status: int | None = None  # the origin's status, when its answer was withheld
 
     def to_json(self) -> str:
         """One JSON object; it may hold lone surrogates, see to_line()."""

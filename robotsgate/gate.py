@@ -16,12 +16,16 @@ from robotsgate.origin import Origin
 from robotsgate.outcomes import Reason, status
 from robotsgate.protocol import Decision, RobotsTxt, product_tokens, seconds_until_open
 from robotsgate.protocol.urls import server_equivalent
+from robotsgate.protocol.usage import CATEGORIES, NO_USAGE, Usage
+from robotsgate.purposes import NONE as NO_PURPOSES
+from robotsgate.purposes import Purposes, UsageRefusal, refused
 from robotsgate.retrieval import Retrieval
 from robotsgate.state.pacing import Pacer, Pacing, Refusal, Slot
 from robotsgate.state.store import RobotsEntry, Store
 
 _IDENTITIES_REMEMBERED = 4096
 _PACED_HOSTS = 10_000  # hosts the default pacer remembers, when none is given
+_CATEGORIES = frozenset(CATEGORIES)  # usage categories always reported, declared or not
 
 
 def _cache_key(origin: Origin, who: str) -> str:
@@ -36,6 +40,9 @@ class Request:
     # The product token, when configuration names one (robots_agent, robots_agents, proxy-auth);
     # None: the User-Agent header picks the group.
     agent: str | None = None
+    # What the bot crawls for (robotsgate.purposes): refused when the site's usage preferences
+    # disallow every one.
+    purposes: Purposes = NO_PURPOSES
 
 
 # forward: after `wait` seconds. block: 403, a rule disallows it. unavailable: 503, robots.txt
@@ -58,6 +65,10 @@ class Verdict:
     wait: float = 0.0  # seconds to hold the request before forwarding it
     interval: float = 0.0  # the host's spacing this request keeps (seconds between starts)
     asked_delay: float | None = None  # the site's Crawl-delay, when it was clamped or refused
+    # What robots.txt says the content may be used for (allowed requests); the response's own
+    # Content-Usage and TDM reservation are added to it later (robotsgate.mitm.usage).
+    usage: Usage = NO_USAGE
+    usage_refusal: UsageRefusal | None = None  # reason usage-preference: why
 
     @property
     def status(self) -> int | None:
@@ -124,7 +135,16 @@ class Gate:
                     decision = other
         if not decision.allowed:
             return Verdict("block", Reason.DISALLOWED, agent, origin.robots_url, entry, decision)
-        verdict = Verdict("forward", Reason.ALLOWED, agent, origin.robots_url, entry, decision)
+        usage = robots.usage(agent, path, _CATEGORIES | request.purposes, allowed=True) \
+            if robots.states_usage else NO_USAGE
+        verdict = Verdict("forward", Reason.ALLOWED, agent, origin.robots_url, entry, decision,
+                          usage=usage)
+        # Only what robots.txt disallows outright refuses here: an unknown preference may still
+        # be stated by the response (Content-Usage header), where robots_usage_unknown applies.
+        refusal = refused(usage, request.purposes, unknown_refused=False)
+        if refusal is not None:
+            return replace(verdict, action="block", reason=Reason.USAGE_PREFERENCE,
+                           usage_refusal=refusal)
         return await self._pace(origin, robots, verdict)
 
     async def _pace(self, origin: Origin, robots: RobotsTxt, verdict: Verdict) -> Verdict:

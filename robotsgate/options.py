@@ -18,6 +18,7 @@ from typing import Any, Final, Literal, cast
 from robotsgate.identity import AgentMap
 from robotsgate.protocol import PRODUCT_TOKEN, SEMANTICS
 from robotsgate.protocol.readings import Semantics
+from robotsgate.purposes import PurposeMap, parse_purposes
 from robotsgate.state.fleet import FALLBACKS, Fallback, check_prefix, check_url
 
 PREFIX: Final = "robots_"
@@ -25,6 +26,7 @@ MODES = ("enforce", "monitor")
 PATH_CASES = ("sensitive", "insensitive")
 LONG_DELAY = ("clamp", "refuse")
 AUDIT_FAILURE = ("closed", "continue")
+USAGE_UNKNOWN = ("allow", "refuse")
 
 
 class Rebuilds(StrEnum):
@@ -74,6 +76,19 @@ class Settings:
     require_agent: bool = _option(
         False, "Answer 407 to requests whose bot cannot be identified (no map entry, no "
         "proxy-auth user, no robots_agent and no User-Agent).")
+    purpose: str = _option(
+        "", "What the bots behind this proxy crawl for, comma-separated usage categories "
+        "(train-ai, search, ai-input, or any a site names): a request is refused when the "
+        "site's usage preferences disallow every one. Empty: no request is refused for its use.",
+        check=parse_purposes)
+    purposes: tuple[str, ...] = _option(
+        (), "Purposes per client, one KEY=purpose[,purpose...] per entry: KEY is a client "
+        "address or network, a proxy-auth user name or a bot's product token. Takes precedence "
+        "over robots_purpose.", check=lambda entries: PurposeMap.parse("", entries))
+    usage_unknown: Literal["allow", "refuse"] = _option(
+        "allow", "A declared purpose the site states no preference for: allow counts it as "
+        "allowed; refuse as disallowed (decided on the origin's answer, whose Content-Usage "
+        "header may still state one).", choices=USAGE_UNKNOWN)
     audit_failure: Literal["closed", "continue"] = _option(
         "closed", "When the audit log cannot be written: closed answers 503 instead of "
         "forwarding or blocking unrecorded; continue logs the error and goes on.",

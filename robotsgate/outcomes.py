@@ -26,6 +26,7 @@ class Reason(StrEnum):
     DISALLOWED = "disallowed"
     DISALLOWED_HOST = "disallowed-host"  # a tunnel to a host that disallows everything
     NOFOLLOW = "nofollow"
+    USAGE_PREFERENCE = "usage-preference"  # the site disallows every purpose the bot crawls for
     VISIT_TIME = "visit-time"
     CRAWL_DELAY_TOO_LONG = "crawl-delay-too-long"
     WAIT_TOO_LONG = "wait-too-long"
@@ -64,6 +65,9 @@ OUTCOMES: Final[dict[Reason, Outcome]] = {
                                     "{robots_url}\nagent: {agent}\n"),
     Reason.DISALLOWED_HOST: Outcome(403, _TUNNEL.format(what="disallows everything for this "
                                                              "agent")),
+    Reason.USAGE_PREFERENCE: Outcome(403, "Refused by this site's usage preferences: they "
+                                          "disallow every purpose this bot crawls for "
+                                          "({purposes}): {explain}\n{where}agent: {agent}\n"),
     Reason.NOFOLLOW: Outcome(403, "Not followed: the referring page {page} {where}.\n"),
     Reason.VISIT_TIME: Outcome(503, "This site's robots.txt allows visits only in its "
                                     "Visit-time window; it opens in {retry_after} s.\n"),

@@ -9,7 +9,8 @@ order listed, which is the order that matters:
 - `Decide`      every request, at its headers: refused, held, or forwarded
 - `Turns`       a paced request takes its turn as it leaves; departures reported
 - `Pushback`    an origin's 429/503 pauses its host; X-Robotsgate-Delay-Ms
-- `PageReader`  X-Robots-Tag, nofollow links remembered, robots_strip
+- `PageReader`  X-Robots-Tag, nofollow links remembered, robots_strip, TDM reservation META
+- `UsageCheck`  AI usage preferences of the response: X-Robotsgate-Usage, bodies withheld
 """
 
 import httpx
@@ -21,6 +22,7 @@ from robotsgate.mitm.pushback import Pushback
 from robotsgate.mitm.runtime import Runtime
 from robotsgate.mitm.tunnels import Tunnels
 from robotsgate.mitm.turns import Turns
+from robotsgate.mitm.usage import UsageCheck
 
 
 class RobotsGate:
@@ -33,4 +35,5 @@ class RobotsGate:
         # files are fetched from) or real time.
         self.runtime = Runtime(clocks or Clocks(), transport)
         self.addons = [self.runtime, Tunnels(self.runtime), Decide(self.runtime),
-                       Turns(self.runtime), Pushback(self.runtime), PageReader(self.runtime)]
+                       Turns(self.runtime), Pushback(self.runtime), PageReader(self.runtime),
+                       UsageCheck(self.runtime)]

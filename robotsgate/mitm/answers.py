@@ -13,6 +13,9 @@ from robotsgate.identity import AgentMap, Identity
 from robotsgate.metrics import Metrics
 from robotsgate.mitm import keys
 from robotsgate.outcomes import Reason
+from robotsgate.protocol import Rule
+from robotsgate.protocol.usage import Statement
+from robotsgate.purposes import Purposes, UsageRefusal
 from robotsgate.state.store import RobotsEntry
 
 logger = logging.getLogger(__name__)
@@ -40,6 +43,28 @@ def answer(flow: http.HTTPFlow, reason: Reason, body: str, extra: dict[str, str]
     flow.metadata[keys.ANSWERED] = True
 
 
+def answer_usage(flow: http.HTTPFlow, refusal: UsageRefusal, *, agent: str,
+                 robots_url: str | None, verdict: Verdict | None = None,
+                 withheld: int | None = None) -> None:
+    """403 for a request (or, `withheld`, a response with that status) whose every purpose the
+    site's usage preferences disallow."""
+    statement = refusal.statement
+    if withheld is not None:
+        where = f"The origin's answer (HTTP {withheld}) was withheld.\n"
+    elif statement is not None and statement.line is not None and robots_url:
+        where = f"robots.txt: {robots_url}\n"
+    else:
+        where = ""
+    headers = {"X-Robotsgate-Purposes": ", ".join(refusal.purposes)}
+    if statement is not None:
+        headers["X-Robotsgate-Rule"] = statement.text
+        if statement.line is not None:
+            headers["X-Robotsgate-Line"] = str(statement.line)
+    answer(flow, Reason.USAGE_PREFERENCE, outcomes.text(
+        Reason.USAGE_PREFERENCE, purposes=", ".join(refusal.purposes),
+        explain=refusal.explain(), where=where, agent=agent), headers, verdict)
+
+
 def retry_after(seconds: int | None) -> dict[str, str]:
     return {"Retry-After": str(seconds)} if seconds else {}
 
@@ -57,16 +82,23 @@ class Recorder:
         self.failures = 0
 
     def flow(self, flow: http.HTTPFlow, event: Event, reason: Reason, status: int | None,
-             verdict: Verdict | None, *, page: str | None = None, error: str | None = None
-             ) -> None:
+             verdict: Verdict | None, *, page: str | None = None, error: str | None = None,
+             refusal: UsageRefusal | None = None, origin_status: int | None = None) -> None:
         """The record of one request. Raises AuditUnwritable when it cannot be written and
-        robots_audit_failure is closed."""
+        robots_audit_failure is closed. A usage refusal (`refusal`, or the verdict's) names the
+        statement that disallowed a purpose as its rule and line."""
         self.metrics.recorded(event, reason)
         req = flow.request
         entry = verdict.entry if verdict else None
         decision = verdict.decision if verdict else None
-        rule = decision.rule if decision else None
+        refusal = refusal or (verdict.usage_refusal if verdict else None)
+        rule: Rule | Statement | None = decision.rule if decision else None
         group = decision.group if decision else None
+        if refusal is not None:
+            rule = refusal.statement
+            if rule is None or rule.line is None:
+                group = None  # said by the response, or by nothing (robots_usage_unknown)
+        purposes: Purposes | None = flow.metadata.get(keys.PURPOSES)
         identity: Identity | None = flow.metadata.get(keys.IDENTITY)
         user_agent = req.headers.get("user-agent")
         self._write(AuditRecord(
@@ -84,7 +116,9 @@ class Recorder:
             asked_delay_ms=_ms(verdict.asked_delay) if verdict else None,
             agent_source=identity.source if identity else None,
             user_agent_mismatch=identity.mismatch(user_agent) if identity else None, page=page,
-            error=error or (fetch_error(entry) if entry and entry.robots is None else None)))
+            error=error or (fetch_error(entry) if entry and entry.robots is None else None),
+            purposes=", ".join(sorted(purposes)) if purposes else None,
+            origin_status=origin_status))
 
     def connection(self, agents: AgentMap, agent_option: str | None, client: Any, event: Event,
                    url: str, method: str) -> None:

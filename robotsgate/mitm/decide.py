@@ -20,7 +20,14 @@ from robotsgate import outcomes
 from robotsgate.gate import Request, Verdict
 from robotsgate.identity import Identity, is_product
 from robotsgate.mitm import keys
-from robotsgate.mitm.answers import AuditUnwritable, Recorder, answer, fetch_error, retry_after
+from robotsgate.mitm.answers import (
+    AuditUnwritable,
+    Recorder,
+    answer,
+    answer_usage,
+    fetch_error,
+    retry_after,
+)
 from robotsgate.mitm.framing import malformed, misdirected
 from robotsgate.mitm.headers import RequestHeaders, unfold
 from robotsgate.mitm.runtime import Runtime
@@ -112,7 +119,9 @@ class Decide:
         flow.metadata[keys.USER_AGENT] = seen.user_agent
         assert runtime.services is not None
         gate = runtime.services.gate
-        verdict = await gate.check(Request(origin, req.path, seen.user_agent, identity.token))
+        purposes = runtime.purposes_of(flow, identity, seen.user_agent)
+        verdict = await gate.check(Request(origin, req.path, seen.user_agent, identity.token,
+                                           purposes))
         if verdict.action == "forward":
             await self._forward(flow, verdict)
             return
@@ -125,6 +134,10 @@ class Decide:
                                               interval=interval), record=False)
             return
         recorder.flow(flow, "block", verdict.reason, status, verdict)
+        if verdict.usage_refusal is not None:
+            answer_usage(flow, verdict.usage_refusal, agent=verdict.agent,
+                         robots_url=verdict.robots_url, verdict=verdict)
+            return
         if verdict.action == "block":
             _answer_disallowed(flow, verdict)
             return
@@ -179,6 +192,7 @@ class Decide:
     async def _forward(self, flow: http.HTTPFlow, verdict: Verdict, *, record: bool = True
                        ) -> None:
         runtime = self.runtime
+        flow.metadata[keys.VERDICT] = verdict  # for the response (robotsgate.mitm.usage)
         if record:
             runtime.metrics.forwarded(verdict.reason, verdict.wait)
         if record and (verdict.wait > 0 or verdict.asked_delay is not None):

@@ -43,6 +43,8 @@ class PageReader:
             logger.exception("robotsgate: could not read the page signals of %s; passed on "
                              "unchanged", req.pretty_url)
             return
+        if result.signals.tdm_reserved:
+            flow.metadata[keys.TDM_RESERVED] = True  # for robotsgate.mitm.usage
         # The origin's own X-Robots-Tag headers are replaced: the one value carries everything
         # they said for this agent, together with the page's META and nothing for other agents.
         set_headers(response.headers, [(b"X-Robots-Tag", result.x_robots_tag.encode(

@@ -31,6 +31,8 @@ from robotsgate.mitm.answers import Recorder
 from robotsgate.mitm.bodies import drain_answered_bodies
 from robotsgate.options import NAMES, OPTIONS, PREFIX, SPECS, Rebuilds, Settings
 from robotsgate.pages import Pages
+from robotsgate.purposes import NONE as NO_PURPOSES
+from robotsgate.purposes import PurposeMap, Purposes
 from robotsgate.state.departures import Departures
 from robotsgate.state.fleet import redacted
 
@@ -45,6 +47,7 @@ class Runtime:
         self.metrics = Metrics()  # this process's registry; served when robots_metrics_port
         self.settings = Settings()
         self.agents = AgentMap.parse(())
+        self.purposes = PurposeMap.parse("", ())
         self.services: Services | None = None
         self.upstream: Upstream | None = None
         self.recorder: Recorder | None = None
@@ -74,6 +77,20 @@ class Runtime:
             address=peer[0] if peer else None, agent_option=self.settings.agent or None)
         flow.metadata[keys.IDENTITY] = identity
         return identity
+
+    def purposes_of(self, flow: http.HTTPFlow, identity: Identity, user_agent: str | None
+                    ) -> Purposes:
+        """What the request is crawled for (robots_purposes, robots_purpose), kept on the flow
+        for the response's usage check and the audit record."""
+        if self.purposes.empty:
+            return NO_PURPOSES
+        auth = flow.metadata.get("proxyauth")
+        peer = flow.client_conn.peername
+        purposes = self.purposes.resolve(
+            user=auth[0] if isinstance(auth, tuple) and auth else None,
+            address=peer[0] if peer else None, agent=identity.token, user_agent=user_agent)
+        flow.metadata[keys.PURPOSES] = purposes
+        return purposes
 
     def load(self, loader: Any) -> None:
         for spec in OPTIONS:
@@ -137,6 +154,7 @@ class Runtime:
         if Rebuilds.METRICS in changed:
             self._serve_metrics(settings.metrics_host, settings.metrics_port)
         self.agents = AgentMap.parse(settings.agents)
+        self.purposes = PurposeMap.parse(settings.purpose, settings.purposes)
         self.settings = self._configured = settings
         if audit is not None:
             if self.recorder is not None:

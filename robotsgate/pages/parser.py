@@ -21,6 +21,9 @@ MAX_SECTION_DEPTH = 64
 HEAD_TAGS = frozenset({"html", "head", "title", "meta", "link", "base", "script", "style",
                        "noscript", "template"})
 _RAW_TEXT = frozenset({"script", "style"})
+# W3C TDM Reservation Protocol: <meta name="tdm-reservation" content="1"> reserves text and data
+# mining rights (EU DSM Directive, Article 4).
+TDM_RESERVATION = "tdm-reservation"
 _LINK_TAGS = frozenset({"a", "area"})
 _URL_SPACE = " \t\n\r\f"
 
@@ -171,7 +174,7 @@ class PageParser(HTMLParser):
     def _meta(self, attrs: list[tuple[str, str | None]]) -> None:
         values = dict(attrs)
         name = (values.get("name") or "").strip().lower()
-        if name != "robots" and name not in self.agents:
+        if name != "robots" and name != TDM_RESERVATION and name not in self.agents:
             return
         line = self.getpos()[0]
         if not self.in_head:

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 
 from robotsgate.pages.charset import HtmlText, decode_html
 from robotsgate.pages.directives import Reading, normal_form, read_directives, read_header
-from robotsgate.pages.parser import PageParser
+from robotsgate.pages.parser import TDM_RESERVATION, PageParser
 from robotsgate.pages.signals import PageSignals, PageWarning
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
@@ -38,12 +38,13 @@ def can_have_signals(body: bytes, content_type: str | None, agents: Iterable[str
     if body.startswith((b"\xff\xfe", b"\xfe\xff")) or \
             (content_type and _WIDE_CHARSET.search(content_type)):
         return True
-    # Every signal a page can carry names "robots" (META robots, section tags) or one of the
-    # agent's names (its own META); a character reference could spell either, so "&#" counts
-    # too. Lower-casing once and plain substring tests is many times faster than one
-    # case-insensitive regular expression, which gets no fast scan for its literals.
+    # Every signal a page can carry names "robots" (META robots, section tags), one of the
+    # agent's names (its own META) or "tdm-reservation"; a character reference could spell
+    # any of them, so "&#" counts too. Lower-casing once and plain substring tests is many
+    # times faster than one case-insensitive regular expression, which gets no fast scan for
+    # its literals.
     lowered = body.lower()
-    if b"robots" in lowered or b"&#" in lowered:
+    if b"robots" in lowered or b"&#" in lowered or b"tdm-reservation" in lowered:
         return True
     for agent in agents:
         if agent and agent.isascii() and agent.lower().encode("ascii") in lowered:
@@ -72,7 +73,12 @@ def read_page(page: bytes | HtmlText, *, now: float, content_type: str | None = 
         read_header(value, names, reading, warnings)
     parser = PageParser(html.text, names, "full" if links else "head")
     parser.run(close=True)
+    tdm_reserved = False
     for line, name, content in parser.metas:
+        if name == TDM_RESERVATION:
+            # TDMRep §3.2: "1" reserves the rights, "0" does not; anything else says nothing.
+            tdm_reserved = tdm_reserved or (content or "").strip() == "1"
+            continue
         if content is None:
             warnings.append(PageWarning(line, f"META {name} without content ignored"))
         else:
@@ -91,7 +97,8 @@ def read_page(page: bytes | HtmlText, *, now: float, content_type: str | None = 
         base=parser.base, links=tuple(parser.links),
         sections=tuple(sorted(parser.sections, key=lambda section: section.line)),
         links_read=links, may_have_sections=parser.saw_section_tag or "robots" in rest.lower(),
-        charset=html.charset, truncated=html.truncated, warnings=tuple(warnings))
+        tdm_reserved=tdm_reserved, charset=html.charset, truncated=html.truncated,
+        warnings=tuple(warnings))
 
 
 def strip_page(body: bytes, html: HtmlText | None = None, *,

@@ -53,6 +53,9 @@ class PageSignals:
     links_read: bool = True  # False: only the head was read (links and sections were not)
     # A cheap test: False means there is no section tag on the page (True may be a false alarm).
     may_have_sections: bool = False
+    # <meta name="tdm-reservation" content="1"> in the head: text and data mining rights reserved
+    # (read as train-ai=n and ai-input=n: robotsgate.mitm.usage).
+    tdm_reserved: bool = False
     charset: str = "utf-8"
     truncated: bool = False
     warnings: tuple[PageWarning, ...] = ()

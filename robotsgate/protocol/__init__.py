@@ -1,4 +1,5 @@
-"""The Robots Exclusion Protocol, pure: standard library only, no I/O, no clocks."""
+"""The Robots Exclusion Protocol, pure: no I/O, no clocks; the standard library only, but for
+http_sf (RFC 9651 Structured Fields: the syntax of AI usage preferences, a parser)."""
 
 from robotsgate.protocol.agents import (
     PRODUCT_TOKEN,
@@ -16,8 +17,19 @@ from robotsgate.protocol.robots import (
     url_too_long,
 )
 from robotsgate.protocol.rules import Group, Rule
+from robotsgate.protocol.usage import (
+    CATEGORIES,
+    Preference,
+    PreferenceValue,
+    Source,
+    Statement,
+    Usage,
+    combine,
+    read_statement,
+)
 
-__all__ = ["MAX_BYTES", "MAX_URL_LENGTH", "PRODUCT_TOKEN", "SEMANTICS", "Decision", "Group",
-           "ParseWarning", "Reading", "RequestRate", "RobotsTxt", "Rule", "VisitTime",
-           "is_product_token", "product_token_of", "product_tokens", "seconds_until_open",
-           "url_too_long"]
+__all__ = ["CATEGORIES", "MAX_BYTES", "MAX_URL_LENGTH", "PRODUCT_TOKEN", "SEMANTICS", "Decision",
+           "Group", "ParseWarning", "Preference", "PreferenceValue", "Reading", "RequestRate",
+           "RobotsTxt", "Rule", "Source", "Statement", "Usage", "VisitTime", "combine",
+           "is_product_token", "product_token_of", "product_tokens", "read_statement",
+           "seconds_until_open", "url_too_long"]

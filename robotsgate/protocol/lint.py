@@ -8,7 +8,11 @@ parsed structure:
 - rules that never decide because another rule takes precedence over every path they match
   ("shadowed" when that rule says the opposite, "redundant" when it says the same);
 - patterns that can never match a path (a path always starts with '/');
-- Sitemap lines that are not full URLs.
+- Sitemap lines that are not full URLs;
+- AI usage preferences (Content-Usage, Content-Signal; see usage.py): values that are not a
+  Structured Field Dictionary ("usage-syntax", from the parser), and labels that state nothing
+  ("usage-label": not in the vocabulary, or a value other than y / n): both are ignored by the
+  reader, so each is something the site probably did not mean.
 """
 
 from collections.abc import Iterable, Sequence
@@ -18,6 +22,7 @@ from robotsgate.protocol.parse import MAX_BYTES, Key, tokenize
 from robotsgate.protocol.readings import Reading
 from robotsgate.protocol.robots import RobotsTxt
 from robotsgate.protocol.rules import Group, Rule
+from robotsgate.protocol.usage import CATEGORIES, RETIRED, SIGNAL_OTHERS, Source, Statement
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,7 +33,8 @@ class Finding:
 
 
 KINDS = ("size", "bom", "encoding", "unknown-directive", "misspelling", "outside-group",
-         "agent-name", "syntax", "shadowed", "redundant", "never-matches", "no-effect", "sitemap")
+         "agent-name", "syntax", "shadowed", "redundant", "never-matches", "no-effect", "sitemap",
+         "usage-syntax", "usage-label")
 
 # Parser warnings by what their message says; "syntax" for the rest (bad values, missing ':').
 _PARSER_KINDS = (
@@ -39,6 +45,7 @@ _PARSER_KINDS = (
     ("outside any group", "outside-group"),
     ("User-agent ", "agent-name"),
     (" read as ", "misspelling"),
+    ("preference", "usage-syntax"),
 )
 
 
@@ -58,6 +65,7 @@ def lint(content: bytes, *, semantics: str = "rfc9309", case_sensitive: bool = T
     findings += _sitemaps(content)
     for group in robots.groups:
         findings += _never_matching(group.rules, robots.reading)
+        findings += _usage_labels(group.usage)
     findings += _shadowing(robots)
     return tuple(sorted(set(findings), key=lambda f: (f.line, KINDS.index(f.kind), f.message)))
 
@@ -98,6 +106,32 @@ def _never_matching(rules: Iterable[Rule], reading: Reading) -> list[Finding]:
             why = reading.never_matches(rule)
             if why is not None:
                 found.append(Finding(rule.line, "never-matches", why))
+    return found
+
+
+def _usage_labels(statements: Iterable[Statement]) -> list[Finding]:
+    found = []
+    for statement in statements:
+        assert statement.line is not None  # every robots.txt statement has one
+        signal = statement.source is Source.CONTENT_SIGNAL
+        name = "Content-Signal" if signal else "Content-Usage"
+        for label in statement.labels:
+            why = None
+            if signal and label.category is None:
+                if label.key not in SIGNAL_OTHERS:
+                    why = f"key {label.key!r} is not search, ai-input or ai-train: ignored"
+            elif not signal and label.key not in CATEGORIES:
+                why = f"label {label.key!r} is not in the vocabulary ({', '.join(CATEGORIES)})"
+                if label.key == "ai-train":
+                    why += "; ai-train is Content-Signal's name, Content-Usage says train-ai"
+                elif label.key in RETIRED:
+                    why += "; earlier drafts of the vocabulary had it"
+                why += ": ignored"
+            elif label.allowed is None:
+                values = "yes or no" if signal else "y or n"
+                why = f"{label.key}={label.value} is not {values}: the preference is unknown"
+            if why is not None:
+                found.append(Finding(statement.line, "usage-label", f"{name} {why}"))
     return found
 
 

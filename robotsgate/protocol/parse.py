@@ -29,6 +29,8 @@ class Key(StrEnum):
     REQUEST_RATE = "request-rate"
     VISIT_TIME = "visit-time"
     HOST = "host"
+    CONTENT_USAGE = "content-usage"  # AI usage preferences (usage.py)
+    CONTENT_SIGNAL = "content-signal"
     UNKNOWN = "unknown"
     BLANK = "blank"  # an empty line: only the 1994 reading gives it meaning
 
@@ -45,6 +47,8 @@ _SPELLINGS: tuple[tuple[Key, tuple[bytes, ...]], ...] = (
     (Key.REQUEST_RATE, (b"request-rate", b"requestrate", b"request rate")),
     (Key.VISIT_TIME, (b"visit-time", b"visittime", b"visit time")),
     (Key.HOST, (b"host",)),
+    (Key.CONTENT_USAGE, (b"content-usage",)),
+    (Key.CONTENT_SIGNAL, (b"content-signal",)),
 )
 
 

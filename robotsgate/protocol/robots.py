@@ -3,11 +3,14 @@
 Parse once, decide many times. Groups are built at parse time; the rules that apply to one agent
 are compiled on first use and kept, so a decision is a dictionary look-up plus one match.
 
+usage() answers what the file says the content of a URL may be used for (Content-Usage,
+Content-Signal: see usage.py), for the same groups.
+
 Three readings, chosen with `semantics=`: "rfc9309" (default), "google" and "classic"; each is
 an object of readings.py, which holds everything in which it differs from the others.
 """
 
-from collections.abc import Generator, Iterable
+from collections.abc import Collection, Generator, Iterable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -18,6 +21,16 @@ from robotsgate.protocol.parse import Key, Line, ParseWarning, tokenize
 from robotsgate.protocol.readings import SEMANTICS, Reading, Semantics, reading_of
 from robotsgate.protocol.rules import Group, Rule
 from robotsgate.protocol.urls import normal_path_of
+from robotsgate.protocol.usage import (
+    CATEGORIES,
+    NO_USAGE,
+    Source,
+    Statement,
+    Usage,
+    UsageRules,
+    read_statement,
+    split_path,
+)
 
 __all__ = ["MAX_URL_LENGTH", "SEMANTICS", "Decision", "Group", "Reason", "RobotsTxt", "Rule",
            "Semantics", "url_too_long"]
@@ -76,7 +89,7 @@ class _Policy:
     """The compiled rules of the groups that apply to one agent."""
 
     __slots__ = ("crawl_delay", "decisions", "groups", "matcher", "no_rule", "request_rate",
-                 "rules", "sources", "visit_time")
+                 "rules", "sources", "usage", "visit_time")
 
     def __init__(self, groups: tuple[Group, ...], reading: Reading) -> None:
         self.groups = groups
@@ -97,6 +110,13 @@ class _Policy:
         # nothing, and rules that never win cost nothing.
         self.decisions: list[Decision | None] = [None] * len(self.rules)
         self.no_rule = Decision(True, None, self.groups[0], "no-rule")
+        self.usage: UsageRules | None = None  # built when first asked: decide() never needs it
+
+    def usage_rules(self) -> UsageRules:
+        self.usage = UsageRules((compiled, statement) for group in self.groups
+                                for compiled, statement
+                                in zip(group.usage_compiled, group.usage, strict=True))
+        return self.usage
 
     def decision(self, index: int) -> Decision:
         rule = self.rules[index]
@@ -108,7 +128,7 @@ class RobotsTxt:
     """A parsed robots.txt. Build with RobotsTxt.parse(); values never change afterwards."""
 
     __slots__ = ("_agent_for", "_by_agent", "_case_sensitive", "_global", "_named", "_policies",
-                 "groups", "host", "reading", "sitemaps", "warnings")
+                 "groups", "host", "reading", "sitemaps", "states_usage", "warnings")
 
     def __init__(self, groups: tuple[Group, ...], sitemaps: tuple[str, ...], host: str | None,
                  warnings: tuple[ParseWarning, ...], reading: Reading,
@@ -119,6 +139,9 @@ class RobotsTxt:
         self.warnings = warnings
         self.reading = reading
         self._case_sensitive = case_sensitive
+        # Whether any group has a Content-Usage or Content-Signal line: almost no file has, and
+        # then usage() is empty for every URL and need not be asked.
+        self.states_usage = any(group.usage for group in groups)
         named: dict[str, list[int]] = {}
         global_: list[int] = []
         for index, group in enumerate(groups):
@@ -235,6 +258,30 @@ class RobotsTxt:
         policy = self._policy(agent)
         return None if policy is None else policy.visit_time
 
+    def usage(self, agent: str, url: str,
+              categories: Collection[str] | None = CATEGORIES, *, allowed: bool = False
+              ) -> Usage:
+        """The AI usage preferences of `url` for `agent`: Content-Usage and Content-Signal rules
+        of the groups decide() uses (usage.py says how they are matched and combined).
+
+        Only the categories in `categories` (None: every label stated). A URL decide() does not
+        allow has none at all (draft-ietf-aipref-attach §3.1: preferences apply only to what
+        may be crawled; the request is refused anyway), nor has an agent no group applies to.
+        `allowed`: the caller has decide()d the URL allowed already (a proxy, on every request).
+        """
+        if not allowed and not self.decide(agent, url).allowed:
+            return NO_USAGE
+        policy = self._policy(agent)
+        if policy is None:
+            return NO_USAGE
+        path = self.reading.request_path(url)
+        if path is None:  # /robots.txt: crawlable, and matched as any other path
+            path = normal_path_of(url)
+        if not self._case_sensitive:
+            path = path.lower()
+        found = (policy.usage or policy.usage_rules()).at(path)
+        return found if categories is None else found.only(categories)
+
     def agent_for(self, user_agent: str) -> str:
         """The product token to decide with for a whole User-Agent header.
 
@@ -282,6 +329,8 @@ class _Draft:
         self.crawl_delay: float | None = None
         self.request_rate: RequestRate | None = None
         self.visit_time: VisitTime | None = None
+        self.usage: list[Statement] = []
+        self.usage_compiled: list[str] = []
 
     def extend(self, key: Key, value: str) -> str | None:
         """Read an extension line into the group; a message when it cannot be read."""
@@ -306,10 +355,12 @@ class _Draft:
 
     def group(self) -> Group:
         return Group(tuple(self.agents), self.line, tuple(self.rules), self.crawl_delay,
-                     self.request_rate, self.visit_time, tuple(self.compiled))
+                     self.request_rate, self.visit_time, tuple(self.compiled), tuple(self.usage),
+                     tuple(self.usage_compiled))
 
 
 _EXTENSIONS = frozenset({Key.CRAWL_DELAY, Key.REQUEST_RATE, Key.VISIT_TIME})
+_USAGE = {Key.CONTENT_USAGE: Source.CONTENT_USAGE, Key.CONTENT_SIGNAL: Source.CONTENT_SIGNAL}
 
 
 def _build(lines: Iterable[Line], warnings: list[ParseWarning], reading: Reading,
@@ -353,6 +404,21 @@ def _build(lines: Iterable[Line], warnings: list[ParseWarning], reading: Reading
             problem = current.extend(key, value)
             if problem:
                 warnings.append(ParseWarning(line.number, problem))
+        elif key in _USAGE:
+            # A rule of its group that ends no group and starts none: like the extensions,
+            # it must not change which lines decide crawling.
+            if current is None:
+                warnings.append(ParseWarning(line.number, f"{line.name} outside any group: "
+                                                          "ignored"))
+                continue
+            path, preference = split_path(line.value)
+            statement = read_statement(
+                _USAGE[key], preference, line=line.number,
+                pattern=None if path is None else path.decode("utf-8", "replace"))
+            warnings += [ParseWarning(line.number, problem) for problem in statement.problems]
+            pattern = reading.compile_pattern(path or b"/")  # no path: every path
+            current.usage.append(statement)
+            current.usage_compiled.append(pattern if case_sensitive else pattern.lower())
         elif key is Key.SITEMAP:
             sitemaps.append(value)
         elif key is Key.HOST and host is None:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from robotsgate.protocol.extensions import RequestRate, VisitTime
+from robotsgate.protocol.usage import Statement
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,3 +37,7 @@ class Group:
     visit_time: VisitTime | None = None
     # The rules' patterns in matchable form, aligned with `rules`.
     compiled: tuple[str, ...] = field(default=(), repr=False, compare=False)
+    # Content-Usage and Content-Signal lines (usage.py): they decide no crawling, so they are
+    # kept apart from `rules`; their patterns in matchable form ("/" for none), aligned.
+    usage: tuple[Statement, ...] = ()
+    usage_compiled: tuple[str, ...] = field(default=(), repr=False, compare=False)

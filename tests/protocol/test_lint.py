@@ -92,7 +92,8 @@ def test_sitemaps_must_be_full_urls() -> None:
 def test_every_kind_is_listed() -> None:
     body = (b"\xef\xbb\xbfAllow: /x\nUser-agent: 1\nUser-agent: *\nDisalow: /\nFoo: x\n"
             b"Disallow: /\xff\nDisallow: /a\nAllow: /a*\nAllow: /a*\nAllow:\nDisallow: a\n"
-            b"Crawl-delay: x\nSitemap: s\n" + b"#" * MAX_BYTES)
+            b"Crawl-delay: x\nSitemap: s\nContent-Usage: TRAIN-AI=n\nContent-Usage: foo=y\n"
+            + b"#" * MAX_BYTES)
     assert {f.kind for f in lint(body)} == set(KINDS)
 
 

@@ -1,0 +1,165 @@
+"""End to end: AI usage preferences through a real ``mitmdump -s addon.py``.
+
+Each of the three ways a site states what its content may be used for -- robots.txt
+(Content-Usage, Content-Signal), the Content-Usage response header, TDM reservation (header and
+META) -- against bots that declare their purposes (robots_purpose, robots_purposes). Assertions
+are about what the client got, what the origin saw and what the audit log says.
+"""
+
+from collections.abc import Callable
+
+from .clients import Resp, curl, httpx_call
+from .origins import Origin
+from .proxy import Proxy
+
+OriginFactory = Callable[..., Origin]
+ProxyFactory = Callable[..., Proxy]
+HTML = {"Content-Type": "text/html; charset=utf-8"}
+
+# draft-ietf-aipref-attach's own example, for ExampleBot.
+ATTACH_EXAMPLE = """User-Agent: *
+Allow: /
+Disallow: /never/
+Content-Usage: train-ai=n
+Content-Usage: /ai-ok/ train-ai=y
+"""
+
+
+def blocks(gate: Proxy) -> list[dict[str, object]]:
+    return [r for r in gate.audit() if r["event"] in ("block", "would-block")]
+
+
+def test_robots_txt_content_usage_refuses_a_training_bot_before_the_origin_sees_it(
+        origin: OriginFactory, proxy: ProxyFactory) -> None:
+    site = origin(robots=ATTACH_EXAMPLE)
+    site.route("/page", body="page")
+    site.route("/ai-ok/page", body="ok for training")
+    gate = proxy(robots_agent="ExampleBot", robots_purpose="train-ai")
+
+    refused = curl(gate, site.url("/page"))
+    assert refused.status == 403
+    assert refused.header("X-Robotsgate-Reason") == "usage-preference"
+    assert refused.header("X-Robotsgate-Rule") == "Content-Usage: train-ai=n"
+    assert refused.header("X-Robotsgate-Line") == "4"
+    assert "disallow every purpose this bot crawls for (train-ai)" in refused.text
+    assert not site.saw("/page"), "refused by robots.txt, yet it reached the origin"
+
+    allowed = curl(gate, site.url("/ai-ok/page"))
+    assert (allowed.status, allowed.text) == (200, "ok for training")
+    assert allowed.header("X-Robotsgate-Usage") == "train-ai=y"
+
+    # /never/ is disallowed by the rule, not by usage: the older reason stands.
+    assert curl(gate, site.url("/never/x")).header("X-Robotsgate-Reason") == "disallowed"
+
+    [record] = [r for r in blocks(gate) if r["reason"] == "usage-preference"]
+    assert record["rule"] == "Content-Usage: train-ai=n" and record["line"] == 4
+    assert record["purposes"] == "train-ai" and record["status"] == 403
+    assert record["group"] == "*" and record["robots_sha256"]
+
+
+def test_content_signal_sorts_bots_by_their_purposes(
+        origin: OriginFactory, proxy: ProxyFactory) -> None:
+    site = origin(robots="User-agent: *\nContent-Signal: search=yes, ai-train=no\nAllow: /\n")
+    site.route("/article", body="text")
+    gate = proxy(robots_purposes=["TrainBot=train-ai", "SearchBot=search,train-ai"])
+
+    trainer = curl(gate, site.url("/article"), headers={"User-Agent": "TrainBot/1.0"})
+    assert trainer.status == 403 and trainer.header("X-Robotsgate-Reason") == "usage-preference"
+    assert trainer.header("X-Robotsgate-Rule") == "Content-Signal: search=yes, ai-train=no"
+
+    # One purpose of two allowed: forwarded, and told what it may use the page for.
+    searcher = curl(gate, site.url("/article"), headers={"User-Agent": "SearchBot/2.0"})
+    assert (searcher.status, searcher.text) == (200, "text")
+    assert searcher.header("X-Robotsgate-Usage") == "search=y, train-ai=n"  # as stated
+    assert site.count("/article") == 1
+
+
+def test_the_content_usage_header_withholds_the_body_over_https(
+        https_origin: OriginFactory, proxy: ProxyFactory) -> None:
+    site = https_origin(robots="User-agent: *\nAllow: /\n")
+    site.route("/doc", body="the secret text", headers={"Content-Usage": "train-ai=n"})
+    site.route("/open", body="open text", headers={"Content-Usage": "train-ai=y, search=n"})
+    gate = proxy(trust_test_ca=True, robots_purpose="train-ai")
+
+    withheld = httpx_call(gate, site.url("/doc"))
+    assert withheld.status == 403
+    assert withheld.header("X-Robotsgate-Reason") == "usage-preference"
+    assert "the secret text" not in withheld.text
+    assert "The origin's answer (HTTP 200) was withheld" in withheld.text
+    assert site.saw("/doc")  # only the response could say it
+
+    forwarded = httpx_call(gate, site.url("/open"))
+    assert (forwarded.status, forwarded.text) == (200, "open text")
+    assert forwarded.header("X-Robotsgate-Usage") == "train-ai=y, search=n"
+
+    [record] = blocks(gate)
+    assert record["reason"] == "usage-preference" and record["origin_status"] == 200
+    assert record["rule"] == "Content-Usage: train-ai=n" and record["line"] is None
+
+
+def test_tdm_reservation_by_header_and_by_meta(
+        origin: OriginFactory, proxy: ProxyFactory) -> None:
+    site = origin(robots="User-agent: *\nAllow: /\n")
+    site.route("/reserved", body="data", headers={"tdm-reservation": "1"})
+    site.route("/not-reserved", body="data", headers={"tdm-reservation": "0"})
+    site.route("/page.html", body=b'<html><head><meta name="tdm-reservation" content="1">'
+                                  b"<title>t</title></head><body>words</body></html>",
+               headers=HTML)
+    miner = proxy(robots_purpose="ai-input")
+    searcher = proxy(robots_purpose="search")
+
+    for path in ("/reserved", "/page.html"):
+        refused = curl(miner, site.url(path))
+        assert refused.status == 403, path
+        assert "tdm-reservation" in (refused.header("X-Robotsgate-Rule") or ""), path
+    assert curl(miner, site.url("/not-reserved")).status == 200
+
+    # A search bot may have it, and is told what it may not do with it.
+    page = curl(searcher, site.url("/page.html"))
+    assert page.status == 200 and "words" in page.text
+    assert page.header("X-Robotsgate-Usage") == "train-ai=n, ai-input=n"
+
+
+def test_the_origin_cannot_speak_for_robotsgate(
+        origin: OriginFactory, proxy: ProxyFactory) -> None:
+    site = origin(robots="User-agent: *\nContent-Usage: train-ai=n\n")
+    site.route("/x", body="x", headers={"X-Robotsgate-Usage": "train-ai=y"})
+    gate = proxy(robots_purpose="search")
+    assert curl(gate, site.url("/x")).header("X-Robotsgate-Usage") == "train-ai=n"
+    quiet = origin(robots="User-agent: *\nAllow: /\n")
+    quiet.route("/y", body="y", headers={"X-Robotsgate-Usage": "train-ai=y"})
+    assert curl(gate, quiet.url("/y")).header("X-Robotsgate-Usage") is None
+
+
+def test_unknown_preferences_follow_robots_usage_unknown(
+        origin: OriginFactory, proxy: ProxyFactory) -> None:
+    site = origin(robots="User-agent: *\nAllow: /\n")
+    site.route("/silent", body="silent")
+    site.route("/stated", body="stated", headers={"Content-Usage": "search=y"})
+    lenient = proxy(robots_purpose="search")
+    strict = proxy(robots_purpose="search", robots_usage_unknown="refuse")
+
+    assert curl(lenient, site.url("/silent")).status == 200
+    refused = curl(strict, site.url("/silent"))
+    assert refused.status == 403
+    assert "search: no preference stated (robots_usage_unknown=refuse)" in refused.text
+    # The response may still state it: refuse is decided on the origin's answer.
+    assert curl(strict, site.url("/stated")).status == 200
+
+
+def test_monitor_mode_forwards_records_and_still_says_the_usage(
+        origin: OriginFactory, proxy: ProxyFactory) -> None:
+    site = origin(robots=ATTACH_EXAMPLE)
+    site.route("/page", body="page")
+    site.route("/doc", body="doc", headers={"Content-Usage": "search=n"})
+    gate = proxy(robots_mode="monitor", robots_purposes=["127.0.0.1=train-ai"])
+
+    page: Resp = curl(gate, site.url("/page"))
+    assert (page.status, page.text) == (200, "page")
+    assert page.header("X-Robotsgate-Usage") == "train-ai=n"
+    doc = curl(gate, site.url("/doc"))
+    assert doc.status == 200 and doc.header("X-Robotsgate-Usage") == "train-ai=n, search=n"
+    records = blocks(gate)
+    # One record per refused request, whether robots.txt or the response said it.
+    assert [(r["event"], r["url"].rsplit("/", 1)[1]) for r in records] == \
+        [("would-block", "page"), ("would-block", "doc")]
