@@ -1,0 +1,120 @@
+"""AI usage preferences in the addons (robotsgate.mitm.usage), driven as mitmproxy drives them.
+
+What only the addon layer decides: purposes per client, a streamed body judged on its headers,
+monitor mode recording once, options changed at run time. The three signals end to end are in
+tests/e2e/test_usage.py.
+"""
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from conftest import Origins
+from driver import Driven, driven
+from mitmproxy import http
+from mitmproxy.test import tflow
+
+from robotsgate.assemble import Clocks
+
+ROBOTS = b"User-agent: *\nAllow: /\nContent-Usage: /nt/ train-ai=n\n"
+
+
+@pytest.fixture
+def audit_path(tmp_path: Path) -> Path:
+    return tmp_path / "audit.jsonl"
+
+
+@pytest.fixture
+def addon(audit_path: Path) -> Iterator[Driven]:
+    origins = Origins({"http://example.com/robots.txt": httpx.Response(200, content=ROBOTS)})
+    with driven(clocks=Clocks(clock=lambda: 1_700_000_000.0),
+                transport=httpx.MockTransport(origins), robots_audit_log=str(audit_path)) as d:
+        yield d
+
+
+def records(path: Path) -> list[dict[str, object]]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def flow(path: str, user_agent: str = "TestBot/1.0", user: str | None = None) -> http.HTTPFlow:
+    f = tflow.tflow()
+    f.request.url = f"http://example.com{path}"
+    f.request.headers["User-Agent"] = user_agent
+    if user is not None:
+        f.metadata["proxyauth"] = (user, "secret")
+    return f
+
+
+def origin_answer(f: http.HTTPFlow, *headers: tuple[bytes, bytes], body: bytes = b"body"
+                  ) -> None:
+    f.response = http.Response.make(200, body, [(b"Content-Type", b"text/plain"), *headers])
+
+
+async def test_purposes_follow_the_client(addon: Driven, audit_path: Path) -> None:
+    addon.configure(robots_purpose="search",
+                    robots_purposes=["trainer=train-ai", "TrainBot=train-ai"])
+    by_user, by_token, other = flow("/nt/a", user="trainer"), flow("/nt/b", "TrainBot/2"), \
+        flow("/nt/c", "SearchBot/1")
+    for f in (by_user, by_token, other):
+        await addon.request(f)
+    assert by_user.response is not None and by_user.response.status_code == 403
+    assert by_token.response is not None and by_token.response.status_code == 403
+    assert other.response is None  # search is not disallowed: forwarded
+    assert [r["purposes"] for r in records(audit_path)] == ["train-ai", "train-ai"]
+
+
+async def test_a_streamed_body_refused_on_its_headers_is_cut(addon: Driven,
+                                                             audit_path: Path) -> None:
+    addon.configure(robots_purpose="ai-input")
+    f = flow("/big")
+    await addon.request(f)
+    assert f.response is None
+    origin_answer(f, (b"tdm-reservation", b"1"))
+    f.response.stream = True
+    addon.responseheaders(f)
+    assert f.error is not None  # killed: not a byte of the body reaches the bot
+    [record] = records(audit_path)
+    assert (record["reason"], record["status"], record["origin_status"]) == \
+        ("usage-preference", 403, 200)
+    assert record["rule"] == "tdm-reservation: 1" and record["line"] is None
+
+
+async def test_a_streamed_body_that_may_be_used_says_so_before_it_flows(addon: Driven) -> None:
+    f = flow("/nt/x")
+    await addon.request(f)
+    origin_answer(f, (b"Content-Usage", b"search=y"), (b"X-Robotsgate-Usage", b"all=y"))
+    f.response.stream = True
+    addon.responseheaders(f)
+    assert f.error is None
+    assert f.response.headers.get_all("X-Robotsgate-Usage") == ["train-ai=n, search=y"]
+
+
+async def test_monitor_mode_records_a_refusal_once_and_forwards(addon: Driven,
+                                                                audit_path: Path) -> None:
+    addon.configure(robots_mode="monitor", robots_purpose="train-ai")
+    at_request, at_response = flow("/nt/x"), flow("/open")
+    for f, header in ((at_request, b"search=y"), (at_response, b"train-ai=n")):
+        await addon.request(f)
+        assert f.response is None
+        origin_answer(f, (b"Content-Usage", header))
+        addon.responseheaders(f)
+        await addon.response(f)
+        assert f.response.status_code == 200 and f.response.content == b"body"
+    assert [(r["event"], r["url"], r["origin_status"]) for r in records(audit_path)] == [
+        ("would-block", "http://example.com/nt/x", None),
+        ("would-block", "http://example.com/open", 200)]
+
+
+async def test_a_change_of_purposes_applies_to_the_next_request(addon: Driven) -> None:
+    first = flow("/nt/x")
+    await addon.request(first)
+    assert first.response is None
+    addon.configure(robots_purpose="train-ai")
+    second = flow("/nt/x")
+    await addon.request(second)
+    assert second.response is not None and second.response.status_code == 403
+    assert second.response.headers["X-Robotsgate-Purposes"] == "train-ai"
