@@ -39,7 +39,16 @@ from robotsgate.protocol import (
     seconds_until_open,
 )
 from robotsgate.protocol.lint import Finding, lint
-from robotsgate.report import Summary, parse_when, read, render_text
+from robotsgate.purposes import parse_purposes
+from robotsgate.report import (
+    MAX_KEY_CHARS,
+    Bounds,
+    Only,
+    Summary,
+    parse_when,
+    read,
+    render_text,
+)
 from robotsgate.report_html import render_html
 from robotsgate.retrieval import Retrieval
 from robotsgate.rules_cache import RulesCache
@@ -65,6 +74,7 @@ class Checked:
     fetched: FetchResult | None  # None: not fetched (a request for /robots.txt itself)
     source: str  # where the rules came from: the robots.txt URL, or the file given
     now: float
+    purposes: frozenset[str] = frozenset()
 
 
 class _FileFetcher:
@@ -123,12 +133,19 @@ async def check(args: argparse.Namespace) -> Checked:
     store = MemoryStore(1)
     gate = Gate(GateConfig(), store, Retrieval(fetcher, rules, store, time.time), time.time)
     try:
-        verdict = await gate.check(Request(origin, path, args.agent, token))
+        verdict = await gate.check(Request(origin, path, args.agent, token, args.purpose))
     finally:
         if isinstance(source, Fetcher):
             await source.aclose()
     return Checked(args.url, args.agent, verdict, fetcher.result,
-                   args.robots or origin.robots_url, time.time())
+                   args.robots or origin.robots_url, time.time(), args.purpose)
+
+
+def _purposes(text: str) -> frozenset[str]:
+    try:
+        return parse_purposes(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _duration(seconds: float) -> str:
@@ -149,7 +166,8 @@ def _check_facts(c: Checked) -> dict[str, Any]:
     rule = decision.rule if decision else None
     group = decision.group if decision else None
     unavailable = v.action == "unavailable"
-    allowed = (decision.allowed if decision else True) and not unavailable
+    allowed = (decision.allowed if decision else True) and not unavailable and \
+        v.usage_refusal is None
     facts: dict[str, Any] = {
         "url": c.url, "allowed": allowed, "agent": v.agent,
         "robots_url": v.robots_url, "source": c.source,
@@ -169,6 +187,14 @@ def _check_facts(c: Checked) -> dict[str, Any]:
         "crawl_delay": None, "request_rate": None, "visit_time": None, "visit_time_open": None,
         "opens_in": None, "sitemaps": list(robots.sitemaps) if robots else [],
         "proxy_answer": v.status or "forward",
+        # category -> {value, rule, line}, for categories something is stated about.
+        "usage": {category: {"value": str(p.value),
+                             "rule": p.statement.text if p.statement else None,
+                             "line": p.statement.line if p.statement else None}
+                  for category, p in v.usage.preferences},
+        "usage_header": v.usage.render() or None,  # X-Robotsgate-Usage, as far as robots.txt goes
+        "purposes": sorted(c.purposes),
+        "usage_refusal": v.usage_refusal.explain() if v.usage_refusal else None,
     }
     if robots is not None:
         facts["crawl_delay"] = robots.crawl_delay(v.agent)
@@ -213,7 +239,9 @@ def _check_text(f: dict[str, Any]) -> str:
         rows.append(("group", f"{', '.join(f['group'])} (line {f['group_line']})"))
     elif kind is not None and kind != "unreachable":
         rows.append(("group", "none applies to this agent"))
-    rows.append(("result", "allowed" if f["allowed"] else "DISALLOWED"))
+    rows.append(("result", "allowed" if f["allowed"] else
+                 "DISALLOWED for every purpose (the path itself is allowed)"
+                 if f["usage_refusal"] else "DISALLOWED"))
     if f["rule"]:
         rows.append(("rule", f"{f['rule']} (line {f['line']})"))
     if f["explanation"]:
@@ -228,6 +256,16 @@ def _check_text(f: dict[str, Any]) -> str:
         state = "open now" if f["visit_time_open"] else \
             f"closed now, opens in {_duration(f['opens_in'])}"
         rows.append(("visit-time", f"{f['visit_time']} UTC ({state})"))
+    if f["usage"]:
+        rows.append(("usage", "; ".join(
+            f"{category} {u['value']} by {u['rule']}"
+            + (f" (line {u['line']})" if u["line"] else "")
+            for category, u in f["usage"].items())))
+    elif f["allowed"] or f["usage_refusal"]:
+        rows.append(("usage", "no preference stated"))
+    if f["purposes"]:
+        rows.append(("purposes", ", ".join(f["purposes"]) + (
+            f": all refused ({f['usage_refusal']})" if f["usage_refusal"] else "")))
     for sitemap in f["sitemaps"]:
         rows.append(("sitemap", sitemap))
     answer = f["proxy_answer"]
@@ -350,20 +388,39 @@ def _progress(args: argparse.Namespace, paths: Sequence[str]) -> Callable[[int],
     return _Progress(total, sys.stderr)
 
 
+def _breakdown(text: str) -> tuple[int, int]:
+    """--breakdown N or NxM: the N most blocked agents and hosts, M rows each (M = N if not
+    given); 0 for none."""
+    found = re.fullmatch(r"\s*(\d+)\s*(?:[x×*]\s*(\d+)\s*)?", text)
+    if found is None:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not N or NxM (5x10: the 5 most blocked agents and hosts, 10 paths "
+            "and URLs each; 0: none)")
+    many = int(found[1])
+    each = int(found[2]) if found[2] is not None else many
+    if many and not each:
+        raise argparse.ArgumentTypeError(f"{text!r}: M, the rows for each, must be at least 1")
+    return many, each
+
+
 def run_report(args: argparse.Namespace) -> int:
     now = time.time()
     try:
         since = parse_when(args.since, now) if args.since else None
         until = parse_when(args.until, now) if args.until else None
+        only = Only(agent=args.agent, host=args.host) \
+            if args.agent is not None or args.host is not None else None
     except ValueError as exc:
         raise CliError(str(exc)) from None
+    broken_down, each = args.breakdown
+    shown = {"top": args.top, "broken_down": broken_down, "each": each}
     progress = _progress(args, args.logs)
     with ExitStack() as stack:
         summary: Summary = read(_open_logs(stack, args.logs), since=since, until=until,
-                                progress=progress)
-    sys.stdout.write(render_text(summary, top=args.top))
+                                progress=progress, only=only, bounds=Bounds.to_show(**shown))
+    sys.stdout.write(render_text(summary, **shown))
     if args.html:
-        page = render_html(summary, top=args.top, generated=timestamp(now))
+        page = render_html(summary, **shown, generated=timestamp(now))
         try:
             Path(args.html).write_text(page, encoding="utf-8")
         except OSError as exc:
@@ -443,15 +500,19 @@ def build_parser() -> argparse.ArgumentParser:
         "check", help="would this URL be allowed for this bot, and why?",
         description="Fetch the URL's robots.txt the way the proxy does (or read FILE) and say "
                     "whether the URL is allowed for the agent: the deciding rule and line, the "
-                    "group, Crawl-delay, Request-rate, Visit-time and Sitemap lines.",
-        epilog="Exit status: 0 allowed, 1 disallowed (by a rule, or robots.txt unreachable: "
-               "complete disallow), 2 error.")
+                    "group, Crawl-delay, Request-rate, Visit-time and Sitemap lines, and what "
+                    "its usage preferences (Content-Usage, Content-Signal) allow.",
+        epilog="Exit status: 0 allowed, 1 disallowed (by a rule, by usage preferences for "
+               "every --purpose, or robots.txt unreachable: complete disallow), 2 error.")
     p.add_argument("url", help="the URL a bot would request, http:// or https://")
     p.add_argument("--agent", required=True, metavar="TOKEN",
                    help="the bot: a product token (MyBot), obeyed as robots_agent is; or a "
                         "whole User-Agent header, read as the proxy reads one")
     p.add_argument("--robots", metavar="FILE",
                    help="read robots.txt from FILE ('-': standard input) instead of fetching it")
+    p.add_argument("--purpose", metavar="CATEGORIES", type=_purposes, default=frozenset(),
+                   help="what the bot crawls for, as robots_purpose (train-ai,search): "
+                        "disallowed when robots.txt's usage preferences disallow every one")
     p.add_argument("--json", action="store_true", help="print the facts as JSON")
     _reading_options(p)
     _fetch_options(p)
@@ -476,9 +537,20 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = commands.add_parser(
         "report", help="what were the bots blocked from, and why?",
-        description="Sum up audit logs: top blocked hosts, agents, rules and reasons, and "
+        description="Sum up audit logs: top blocked hosts, agents, paths, URLs, rules and "
+                    "reasons, the top paths and URLs of the most blocked agents, the top paths "
+                    "of the most blocked hosts, and "
                     "blocks over time; --html writes the same as one self-contained page with "
-                    "charts.")
+                    "charts. Paths are without their query; URLs are as the bot sent them, "
+                    f"query included, cut at {MAX_KEY_CHARS} characters.",
+        epilog=f"Memory stays bounded whatever the logs (Space-Saving): each table keeps "
+               f"{Bounds().keys:,} keys, and {Bounds().each} paths (and URLs) for each of the "
+               f"{Bounds().broken_down} most blocked hosts (and agents); ten times the rows "
+               "asked for when that is more. A table that saw more distinct keys says so and "
+               "how often a key it dropped was blocked at most, lists only the rows surely "
+               "above that, and marks with ~ the counts that are estimates (upper bounds, "
+               "at most the error it states too high). A key with more than 1/N of a "
+               "table's blocks, N the keys it keeps, is never dropped.")
     p.add_argument("logs", nargs="+", metavar="AUDIT.jsonl",
                    help="audit logs (rotated ones too; '-': standard input)")
     p.add_argument("--since", metavar="WHEN",
@@ -487,6 +559,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--until", metavar="WHEN", help="only records before then (same forms)")
     p.add_argument("--top", type=int, default=10, metavar="N",
                    help="rows per table (default: %(default)s)")
+    p.add_argument("--breakdown", type=_breakdown, default=(5, 5), metavar="N[xM]",
+                   help="the top paths and URLs of each of the N most blocked agents, and the "
+                        "top paths of each of the N most blocked hosts, M rows each (M = N if "
+                        "left out; 0: none; default: 5x5)")
+    p.add_argument("--agent", metavar="TOKEN",
+                   help="only the records of this agent: its product token as the audit log "
+                        "has it, any case (* for requests no named group applied to)")
+    p.add_argument("--host", metavar="HOST",
+                   help="only the records of this host: a.example (any port) or "
+                        "b.example:8080 (that port only)")
     p.add_argument("--html", metavar="OUT.html", help="also write an HTML page with charts")
     p.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
                    help="progress bar on stderr; auto: on a terminal, for logs over "

@@ -1,22 +1,30 @@
 """What the bots were blocked from, and why: the audit log summed up.
 
 Reads audit JSON lines (see audit.py) in one pass, in bounded memory whatever the log's size:
-counters per host, agent, rule, reason and status, and a timeline whose buckets widen (minute,
-hour, day) when there would be too many. render_text() prints the tables; report_html.py draws
-the same numbers as a page.
+the blocked hosts, agents, paths, URLs, rules, reasons and statuses, each kept by a TopCounts
+of fixed capacity (Bounds), the paths and reasons of the most blocked hosts and agents (and the
+agents' URLs) likewise, and a timeline whose buckets widen (minute, hour, day) when there would
+be too many.
+render_text() prints the tables; report_html.py draws the same numbers as a page.
+
+Paths are a URL's path without its query (`/search` for `/search?q=a`), so a bot walking
+`?page=1, 2, 3...` shows as one heavily blocked path; URLs are counted as the bot sent them, query
+included (fragment left out), cut to MAX_KEY_CHARS characters.
 """
 
+import heapq
 import json
 import math
 import re
-from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from operator import itemgetter
 from typing import IO, Any
 from urllib.parse import urlsplit
 
 BLOCK_EVENTS = frozenset({"block", "would-block"})
+USAGE_PREFERENCE = "usage-preference"
 
 # Timeline buckets kept while reading, before they are merged into wider ones.
 _MAX_KEPT = 5000
@@ -25,10 +33,245 @@ _KEPT_WIDTHS = (60, 3600, 86_400, 7 * 86_400)
 DISPLAY_WIDTHS = (60, 300, 900, 3600, 3 * 3600, 6 * 3600, 86_400, 7 * 86_400, 30 * 86_400)
 _RELATIVE = re.compile(r"(\d+)\s*([smhdw])", re.IGNORECASE)
 _UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 7 * 86_400}
-# How an audit line can spell a lone surrogate: a \udcff escape, or the bytes ED A0..BF xx,
-# which are not UTF-8 but which json.loads reads with "surrogatepass" (ED also starts Hangul
-# syllables: those lines are merely checked for nothing).
-_SURROGATE_MARKS = (b"\\ud", b"\\uD", b"\xed")
+# A URL's path: what follows scheme://authority, up to the query or fragment.
+_PATH = re.compile(r"[^/?#]*//[^/?#]*([^?#]*)")
+# Longer paths and URLs are cut (and end in "…"): a bot's 8 KB URL must not make every kept
+# key 8 KB. URLs that differ only after the cut count as one.
+MAX_KEY_CHARS = 300
+NO_PATH = ""  # the path of a target that has none (CONNECT host:port, tcp://host:port)
+
+
+@dataclass(frozen=True, slots=True)
+class Count[K]:
+    """One row of a TopCounts: `key` was seen `count` times, exactly when `error` is 0;
+    otherwise `count` is an upper bound, at most `error` too high."""
+
+    key: K
+    count: int
+    error: int = 0
+
+
+class TopCounts[K: Hashable](Mapping[K, int]):
+    """How often each key was seen, for at most `capacity` keys: the Space-Saving algorithm
+    (Metwally, Agrawal, El Abbadi, 2005).
+
+    Exact as long as no more than `capacity` distinct keys were added (then it is a Counter).
+    Beyond that, a new key takes the place of the one with the smallest count m and starts at
+    m + 1 with an error of m: every count kept is then an upper bound, at most its error too
+    high; a key not kept was seen at most `floor` times, and every key seen more than
+    total / capacity times is kept. Memory is O(capacity).
+    """
+
+    __slots__ = ("_counts", "_errors", "_heap", "_keys", "_mask", "_shift", "capacity",
+                 "evicted")
+
+    def __init__(self, capacity: int) -> None:
+        if capacity < 1:
+            raise ValueError(f"capacity must be at least 1, got {capacity}")
+        self.capacity = capacity
+        self.evicted = 0  # keys dropped to make room; 0: every count is exact
+        self._counts: dict[K, int] = {}
+        # Built when the table is first full. Each key kept has a slot: _keys[slot] is the key,
+        # _errors[slot] its error. The heap holds count << _shift | slot for every slot: plain
+        # ints, which compare much faster than tuples. A count only grows, so an entry is a
+        # lower bound; a stale one is refreshed when it reaches the top.
+        self._keys: list[K] = []
+        self._errors: list[int] = []
+        self._heap: list[int] = []
+        self._shift = capacity.bit_length()
+        self._mask = (1 << self._shift) - 1
+
+    def add(self, key: K) -> None:
+        counts = self._counts
+        count = counts.get(key)
+        if count is not None:
+            counts[key] = count + 1
+        elif len(counts) < self.capacity:
+            counts[key] = 1
+        else:
+            self._replace_smallest(key)
+
+    def _replace_smallest(self, key: K) -> K:
+        """Put `key` in the place of the key with the smallest count; that key is returned."""
+        heap, counts, keys, shift, mask = \
+            self._heap, self._counts, self._keys, self._shift, self._mask
+        if not heap:
+            keys.extend(counts)
+            self._errors.extend([0] * len(keys))
+            heap.extend(count << shift | slot for slot, count in enumerate(counts.values()))
+            heapq.heapify(heap)
+        entry = heap[0]
+        slot = entry & mask
+        gone = keys[slot]
+        smallest = counts[gone]
+        while smallest != entry >> shift:
+            heapq.heapreplace(heap, smallest << shift | slot)
+            entry = heap[0]
+            slot = entry & mask
+            gone = keys[slot]
+            smallest = counts[gone]
+        del counts[gone]
+        counts[key] = smallest + 1
+        keys[slot] = key
+        self._errors[slot] = smallest
+        self.evicted += 1
+        heapq.heapreplace(heap, (smallest + 1) << shift | slot)
+        return gone
+
+    @property
+    def total(self) -> int:
+        """How many keys were added: what the counts kept add up to, since a key that takes
+        another's place takes its count too (m + 1 for m)."""
+        return sum(self._counts.values())
+
+    @property
+    def exact(self) -> bool:
+        """Whether every key added is still here, with its true count."""
+        return not self.evicted
+
+    def _error_of(self) -> dict[K, int]:
+        """The errors above 0, by key (a pass over the slots: for reading, not while adding)."""
+        return {key: error for key, error in zip(self._keys, self._errors, strict=True) if error}
+
+    def error(self, key: K) -> int:
+        return self._error_of().get(key, 0)
+
+    @property
+    def floor(self) -> int:
+        """The most times a key that is not kept can have been seen: 0 while exact, else the
+        smallest count kept (it only grows, and each key dropped had it when dropped)."""
+        return min(self._counts.values()) if self.evicted else 0
+
+    def top(self, n: int | None = None) -> list[Count[K]]:
+        """The n highest counts that are sure to be above any key not kept (seen at least
+        count - error > floor times): while exact, simply the n highest."""
+        floor = self.floor
+        if not floor:
+            return self.most_common(n)
+        errors = self._error_of()
+        sure = [(key, count) for key, count in self._counts.items()
+                if count - errors.get(key, 0) > floor]
+        chosen = sorted(sure, key=itemgetter(1), reverse=True)[:n]
+        return [Count(key, count, errors.get(key, 0)) for key, count in chosen]
+
+    def most_common(self, n: int | None = None) -> list[Count[K]]:
+        """The n highest counts kept, highest first; equal counts in the order first seen."""
+        items = self._counts.items()
+        chosen = sorted(items, key=itemgetter(1), reverse=True) if n is None else \
+            heapq.nlargest(n, items, key=itemgetter(1))
+        errors = self._error_of()
+        return [Count(key, count, errors.get(key, 0)) for key, count in chosen]
+
+    def __getitem__(self, key: K) -> int:
+        return self._counts[key]
+
+    def __iter__(self) -> Iterator[K]:
+        return iter(self._counts)
+
+    def __len__(self) -> int:
+        return len(self._counts)
+
+    def __repr__(self) -> str:
+        return f"TopCounts({self._counts!r}, capacity={self.capacity})"
+
+
+class Detail:
+    """What is kept of one host or agent besides its count: its own top paths and reasons, and
+    for an agent its top URLs (a host's would mostly repeat its paths)."""
+
+    __slots__ = ("paths", "reasons", "urls")
+
+    def __init__(self, each: int, *, urls: bool) -> None:
+        self.paths: TopCounts[str] = TopCounts(each)
+        self.reasons: TopCounts[str] = TopCounts(each)
+        self.urls: TopCounts[str] | None = TopCounts(each) if urls else None
+
+
+class Breakdown(TopCounts[str]):
+    """A TopCounts of hosts (or agents), each kept with a Detail of `each` keys per table.
+
+    A key that loses its place loses its Detail: one that comes back (its error above 0)
+    has paths and URLs counted from its return only (`Detail.paths.total` of them).
+    """
+
+    __slots__ = ("_each", "_urls", "details")
+
+    def __init__(self, capacity: int, each: int, *, urls: bool = True) -> None:
+        super().__init__(capacity)
+        self._each = each
+        self._urls = urls
+        self.details: dict[str, Detail] = {}
+
+    def count(self, key: str) -> Detail:
+        """Count `key` once; its Detail, to count the record's path, URL and reason in."""
+        detail = self.details.get(key)
+        if detail is not None:
+            self._counts[key] += 1
+            return detail
+        if len(self._counts) < self.capacity:
+            self._counts[key] = 1
+        else:
+            del self.details[self._replace_smallest(key)]
+        detail = self.details[key] = Detail(self._each, urls=self._urls)
+        return detail
+
+
+@dataclass(frozen=True, slots=True)
+class Bounds:
+    """How many keys a report keeps: its memory is proportional to these, whatever the log.
+
+    `keys` per top table (hosts, agents, paths, URLs, rules, reasons, statuses); `broken_down`
+    hosts, and as many agents, are kept with a Detail of `each` paths, reasons (and URLs).
+    """
+
+    keys: int = 10_000
+    broken_down: int = 100
+    each: int = 200
+
+    @classmethod
+    def to_show(cls, top: int, broken_down: int, each: int) -> "Bounds":
+        """The default bounds, raised to keep ten times as many keys as are to be shown."""
+        default = cls()
+        return cls(keys=max(default.keys, 10 * top),
+                   broken_down=max(default.broken_down, 10 * broken_down),
+                   each=max(default.each, 10 * each))
+
+
+@dataclass(frozen=True, slots=True)
+class Only:
+    """The records a report is about: one agent's (product token, any case), one host's (any
+    port unless one is given), or both. None: every record."""
+
+    agent: str | None = None
+    host: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.host is not None and (not self.host or re.search(r"[/\s@?#]", self.host)):
+            raise ValueError(f"--host wants a host, with :port if it is not the scheme's "
+                             f"default (a.example, b.example:8080), got {self.host!r}")
+        if self.agent is not None and not self.agent.strip():
+            raise ValueError("--agent wants a product token (MyBot), or * for requests no "
+                             "named group applied to")
+
+    def wants(self, record: dict[str, Any]) -> bool:
+        if self.agent is not None and \
+                str(record.get("agent") or "*").lower() != self.agent.lower():
+            return False
+        if self.host is None:
+            return True
+        wanted, host = self.host.lower(), _host(record).lower()
+        return host == wanted or (_bare(host) == wanted and _bare(wanted) == wanted)
+
+    def text(self) -> str:
+        said = [f"agent {self.agent}"] if self.agent is not None else []
+        return ", ".join(said + ([f"host {self.host}"] if self.host is not None else []))
+
+
+def _bare(host: str) -> str:
+    """A host without its port: b.example for b.example:8080, [::1] for [::1]:8080."""
+    if host.startswith("["):
+        return host[: host.find("]") + 1] or host
+    return host.partition(":")[0]
 
 
 class Timeline:
@@ -36,15 +279,17 @@ class Timeline:
 
     def __init__(self) -> None:
         self.width = _KEPT_WIDTHS[0]
-        self.counts: Counter[int] = Counter()  # bucket start (epoch seconds) -> count
+        self.counts: dict[int, int] = {}  # bucket start (epoch seconds) -> count
 
     def add(self, seconds: float) -> None:
-        self.counts[int(seconds // self.width) * self.width] += 1
+        start = int(seconds // self.width) * self.width
+        self.counts[start] = self.counts.get(start, 0) + 1
         if len(self.counts) > _MAX_KEPT and self.width != _KEPT_WIDTHS[-1]:
             self.width = _KEPT_WIDTHS[_KEPT_WIDTHS.index(self.width) + 1]
-            merged: Counter[int] = Counter()
-            for start, count in self.counts.items():
-                merged[start // self.width * self.width] += count
+            merged: dict[int, int] = {}
+            for begin, count in self.counts.items():
+                wider = begin // self.width * self.width
+                merged[wider] = merged.get(wider, 0) + count
             self.counts = merged
 
     def buckets(self, max_buckets: int = 48) -> tuple[int, list[tuple[int, int]]]:
@@ -55,19 +300,25 @@ class Timeline:
         width = next((w for w in DISPLAY_WIDTHS
                       if w >= self.width and (last - first) // w + 1 <= max_buckets),
                      DISPLAY_WIDTHS[-1])
-        merged: Counter[int] = Counter()
+        merged: dict[int, int] = {}
         for start, count in self.counts.items():
-            merged[start // width * width] += count
+            wider = start // width * width
+            merged[wider] = merged.get(wider, 0) + count
         begin, end = first // width * width, last // width * width
-        return width, [(start, merged[start]) for start in range(begin, end + width, width)]
+        return width, [(start, merged.get(start, 0)) for start in range(begin, end + width, width)]
+
+
+RuleKey = tuple[str, int | None, str]  # rule as written, its line, the robots.txt URL
 
 
 @dataclass
 class Summary:
     """Everything report prints, gathered in one pass (a builder: add() records, then read)."""
 
+    bounds: Bounds = field(default_factory=Bounds)
+    only: Only | None = None
     sources: list[str] = field(default_factory=list)
-    records: int = 0  # audit records read (within --since/--until)
+    records: int = 0  # audit records read (within --since/--until, --agent/--host)
     skipped: int = 0  # lines that are not audit records
     first_skipped: str | None = None  # where the first of them is, "file:line"
     blocks: int = 0  # block + would-block
@@ -76,21 +327,41 @@ class Summary:
     delay_ms: int = 0
     first: float | None = None
     last: float | None = None
-    events: Counter[str] = field(default_factory=Counter)
-    hosts: Counter[str] = field(default_factory=Counter)
-    agents: Counter[str] = field(default_factory=Counter)
-    rules: Counter[tuple[str, int | None, str]] = field(default_factory=Counter)
-    reasons: Counter[str] = field(default_factory=Counter)
-    statuses: Counter[int] = field(default_factory=Counter)
-    host_reasons: Counter[tuple[str, str]] = field(default_factory=Counter)
     timeline: Timeline = field(default_factory=Timeline)
+    # The top tables, all of blocks, made from `bounds`.
+    hosts: TopCounts[str] = field(init=False)
+    agents: TopCounts[str] = field(init=False)
+    paths: TopCounts[str] = field(init=False)
+    urls: TopCounts[str] = field(init=False)
+    rules: TopCounts[RuleKey] = field(init=False)
+    reasons: TopCounts[str] = field(init=False)
+    statuses: TopCounts[int] = field(init=False)
+    by_host: Breakdown = field(init=False)
+    by_agent: Breakdown = field(init=False)
+    # Refusals by usage preferences (reason usage-preference): per purpose the bot declared,
+    # and per purpose and host.
+    purposes: TopCounts[str] = field(init=False)
+    purpose_hosts: TopCounts[tuple[str, str]] = field(init=False)
+
+    def __post_init__(self) -> None:
+        keys = self.bounds.keys
+        self.hosts, self.agents = TopCounts(keys), TopCounts(keys)
+        self.paths, self.urls = TopCounts(keys), TopCounts(keys)
+        self.rules, self.reasons, self.statuses = TopCounts(keys), TopCounts(keys), \
+            TopCounts(keys)
+        self.purposes, self.purpose_hosts = TopCounts(keys), TopCounts(keys)
+        self.by_host = Breakdown(self.bounds.broken_down, self.bounds.each, urls=False)
+        self.by_agent = Breakdown(self.bounds.broken_down, self.bounds.each)
 
     def add(self, record: dict[str, Any], when: float) -> None:
         self.records += 1
-        event = str(record.get("event"))
-        self.events[event] += 1
-        self.first = when if self.first is None else min(self.first, when)
-        self.last = when if self.last is None else max(self.last, when)
+        event = record.get("event")
+        if not isinstance(event, str):  # the log's, whatever it holds: a list is unhashable
+            event = str(event)
+        if self.first is None or when < self.first:
+            self.first = when
+        if self.last is None or when > self.last:
+            self.last = when
         if event == "delay":
             self.delays += 1
             self.delay_ms += _int(record.get("delay_ms")) or 0
@@ -99,17 +370,34 @@ class Summary:
         self.blocks += 1
         self.would_blocks += event == "would-block"
         host = _host(record)
+        agent = str(record.get("agent") or "*")
         reason = str(record.get("reason") or "?")
-        self.hosts[host] += 1
-        self.agents[str(record.get("agent") or "*")] += 1
-        self.reasons[reason] += 1
-        self.host_reasons[host, reason] += 1
+        url = record.get("url")
+        path, url = _path_and_url(url if isinstance(url, str) else "")
+        self.hosts.add(host)
+        self.agents.add(agent)
+        self.paths.add(path)
+        self.urls.add(url)
+        self.reasons.add(reason)
+        detail = self.by_host.count(host)
+        detail.paths.add(path)
+        detail.reasons.add(reason)
+        detail = self.by_agent.count(agent)
+        detail.paths.add(path)
+        detail.reasons.add(reason)
+        if detail.urls is not None:
+            detail.urls.add(url)
+        if reason == USAGE_PREFERENCE:
+            declared = record.get("purposes")
+            for purpose in (declared.split(",") if isinstance(declared, str) else ["?"]):
+                self.purposes.add(_cut(purpose.strip()))
+                self.purpose_hosts.add((_cut(purpose.strip()), host))
         status = _int(record.get("status"))
         if status is not None:
-            self.statuses[status] += 1
+            self.statuses.add(status)
         if record.get("rule"):
-            self.rules[str(record["rule"]), _int(record.get("line")),
-                       str(record.get("robots_url") or "")] += 1
+            self.rules.add((_cut(str(record["rule"])), _int(record.get("line")),
+                            _cut(str(record.get("robots_url") or ""))))
         self.timeline.add(when)
 
     def skip(self, where: str) -> None:
@@ -122,14 +410,30 @@ def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def _cut(text: str) -> str:
+    return text if len(text) <= MAX_KEY_CHARS else text[: MAX_KEY_CHARS - 1] + "…"
+
+
+def _path_and_url(url: str) -> tuple[str, str]:
+    """The path (no query) and the URL (no fragment) a block is counted under, both cut."""
+    if "#" in url:
+        url = url.partition("#")[0]
+    found = _PATH.match(url)
+    if found is None:  # authority form: CONNECT host:port
+        path = NO_PATH
+    else:  # an empty http(s) path is "/"; tcp://host:port has none
+        path = found[1] or ("/" if url.startswith(("http://", "https://")) else NO_PATH)
+    return _cut(path), _cut(url) if url else "?"
+
+
 def _host(record: dict[str, Any]) -> str:
     # robots_url is the origin's, already normal (scheme://host[:port]/robots.txt, default port
     # left out): slicing it is much cheaper than parsing each request URL.
     robots_url = record.get("robots_url")
     if isinstance(robots_url, str) and robots_url.endswith("/robots.txt") and \
             "//" in robots_url:
-        return robots_url[robots_url.index("//") + 2 : -len("/robots.txt")]
-    return host_of(str(record.get("url") or ""))
+        return _cut(robots_url[robots_url.index("//") + 2 : -len("/robots.txt")])
+    return _cut(host_of(str(record.get("url") or "")))
 
 
 def host_of(url: str) -> str:
@@ -162,9 +466,10 @@ def parse_when(text: str, now: float) -> float:
 
 
 def read(streams: Iterable[tuple[str, IO[bytes]]], *, since: float | None = None,
-         until: float | None = None, progress: Callable[[int], None] | None = None) -> Summary:
+         until: float | None = None, progress: Callable[[int], None] | None = None,
+         only: Only | None = None, bounds: Bounds | None = None) -> Summary:
     """Sum up audit logs; `progress` is told the bytes read so far, now and then."""
-    summary = Summary()
+    summary = Summary(bounds=bounds or Bounds(), only=only)
     done = 0
     step = 1 << 20  # report progress every MiB
     reported = 0
@@ -183,6 +488,8 @@ def read(streams: Iterable[tuple[str, IO[bytes]]], *, since: float | None = None
                 continue
             if (since is not None and when < since) or (until is not None and when >= until):
                 continue
+            if only is not None and not only.wants(record):
+                continue
             summary.add(record, when)
     if progress is not None:
         progress(done)
@@ -196,7 +503,11 @@ def _record(raw: bytes) -> tuple[dict[str, Any] | None, float | None]:
         return None, None
     if not isinstance(record, dict) or not isinstance(record.get("ts"), str):
         return None, None
-    if any(mark in raw for mark in _SURROGATE_MARKS):
+    # How an audit line can spell a lone surrogate: a \udcff escape, or the bytes ED A0..BF xx,
+    # which are not UTF-8 but which json.loads reads with "surrogatepass" (ED also starts
+    # Hangul syllables: those lines are merely checked for nothing). Most lines hold no \u
+    # escape at all, so one scan for it settles them.
+    if (b"\\u" in raw and (b"\\ud" in raw or b"\\uD" in raw)) or b"\xed" in raw:
         record = _printable(record)
     try:
         moment = datetime.fromisoformat(record["ts"])
@@ -218,7 +529,7 @@ def _printable(record: dict[str, Any]) -> dict[str, Any]:
             if isinstance(value, str) else value for key, value in record.items()}
 
 
-# -- text ---------------------------------------------------------------------------------------
+# -- words shared by the text and the page ------------------------------------------------------
 
 
 def when_text(seconds: float, width: int = 1) -> str:
@@ -236,18 +547,68 @@ def width_text(width: int) -> str:
     return f"{width} s"
 
 
-def rule_text(key: tuple[str, int | None, str]) -> str:
+def rule_text(key: RuleKey) -> str:
     rule, line, robots_url = key
     where = f" (line {line})" if line is not None else ""
     return f"{rule}{where}  {robots_url}"
 
 
-def render_text(summary: Summary, *, top: int = 10, bar_width: int = 40) -> str:
+def purpose_host_text(key: tuple[str, str]) -> str:
+    return f"{key[0]}  {key[1]}"
+
+
+def path_text(path: str) -> str:
+    return path if path != NO_PATH else "(no path: a connection)"
+
+
+def count_text(row: Count[Any]) -> str:
+    """A count as printed: ~ in front when it is an estimate (an upper bound)."""
+    return f"~{row.count:,}" if row.error else f"{row.count:,}"
+
+
+def distinct_text(top: TopCounts[Any]) -> str:
+    """How many distinct keys a table saw: a number, or N+ once it had to drop some."""
+    return f"{len(top):,}" if top.exact else f"{top.capacity:,}+"
+
+
+def none_text(top: TopCounts[Any]) -> str:
+    """What an empty table says: nothing was counted, or nothing is known to stand out."""
+    return "(none)" if top.exact else "(none known to stand out)"
+
+
+def estimate_note(top: TopCounts[Any], rows: Iterable[Count[Any]], noun: str) -> str | None:
+    """What the reader must know of a table's counts when they are not all exact (`noun` in
+    the singular: path, URL, status)."""
+    if top.exact:
+        return None
+    worst = max((row.error for row in rows), default=0)
+    plural = noun + ("es" if noun.endswith("s") else "s")
+    said = (f"over {top.capacity:,} distinct {plural}, so the heaviest are kept: "
+            f"one not kept was blocked at most {top.floor:,} "
+            f"time{"s" if top.floor > 1 else ""}")
+    if worst:
+        said += f"; ~ marks an estimate, at most {worst:,} too high"
+    return said
+
+
+def period_text(summary: Summary) -> str:
+    if summary.first is None or summary.last is None:
+        return "no records"
+    return f"{when_text(summary.first)} to {when_text(summary.last)} UTC"
+
+
+# -- text ---------------------------------------------------------------------------------------
+
+
+def render_text(summary: Summary, *, top: int = 10, broken_down: int = 5, each: int = 5,
+                bar_width: int = 40) -> str:
+    """The report as text: `top` rows per table, and for each of the `broken_down` heaviest
+    agents and hosts, its `each` top paths and URLs."""
     out: list[str] = []
-    period = (f"{when_text(summary.first)} to {when_text(summary.last)} UTC"
-              if summary.first is not None and summary.last is not None else "no records")
     out.append(f"audit log: {', '.join(summary.sources)}")
-    out.append(f"period:    {period}")
+    if summary.only is not None:
+        out.append(f"only:      {summary.only.text()}")
+    out.append(f"period:    {period_text(summary)}")
     out.append(f"records:   {summary.records:,}   blocks: {summary.blocks:,}"
                f" (would-block: {summary.would_blocks:,})   delays: {summary.delays:,}"
                f" ({summary.delay_ms / 1000:,.1f} s in all)")
@@ -255,15 +616,24 @@ def render_text(summary: Summary, *, top: int = 10, bar_width: int = 40) -> str:
         out.append(f"skipped:   {summary.skipped:,} line{'s' if summary.skipped > 1 else ''} "
                    f"that {'are' if summary.skipped > 1 else 'is'} not an audit record "
                    f"(first at {summary.first_skipped})")
-    tables: list[tuple[str, Iterable[tuple[str, int]]]] = [
-        ("blocked hosts", summary.hosts.most_common(top)),
-        ("blocked agents", summary.agents.most_common(top)),
-        ("deciding rules", ((rule_text(k), n) for k, n in summary.rules.most_common(top))),
-        ("reasons", summary.reasons.most_common(top)),
-        ("statuses answered", ((str(k), n) for k, n in summary.statuses.most_common(top))),
+    tables: list[tuple[str, str, TopCounts[Any], Callable[[Any], str]]] = [
+        ("blocked hosts", "host", summary.hosts, str),
+        ("blocked agents", "agent", summary.agents, str),
+        ("blocked paths", "path", summary.paths, path_text),
+        ("blocked URLs", "URL", summary.urls, str),
+        ("deciding rules", "rule", summary.rules, rule_text),
+        ("reasons", "reason", summary.reasons, str),
+        ("statuses answered", "status", summary.statuses, str),
     ]
-    for title, rows in tables:
-        out += ["", *table(title, list(rows), summary.blocks)]
+    if summary.purposes:  # only when bots declared purposes and were refused for them
+        tables += [("usage refusals by purpose", "purpose", summary.purposes, str),
+                   ("usage refusals by purpose and host", "purpose and host",
+                    summary.purpose_hosts, purpose_host_text)]
+    for title, noun, counts, name in tables:
+        out += ["", *table(title, counts, top, summary.blocks, noun, name)]
+    if broken_down:
+        for kind, breakdown in (("agent", summary.by_agent), ("host", summary.by_host)):
+            out += ["", *breakdown_text(kind, breakdown, broken_down, each)]
     width, buckets = summary.timeline.buckets()
     out += ["", f"blocks over time (per {width_text(width)}, UTC)"]
     if not buckets:
@@ -275,11 +645,38 @@ def render_text(summary: Summary, *, top: int = 10, bar_width: int = 40) -> str:
     return "\n".join(out) + "\n"
 
 
-def table(title: str, rows: list[tuple[str, int]], total: int) -> Iterator[str]:
-    yield f"top {title}"
+def table(title: str, counts: TopCounts[Any], top: int, total: int, noun: str,
+          name: Callable[[Any], str] = str, indent: str = "  ") -> Iterator[str]:
+    yield f"{indent[2:]}top {title}"
+    rows = counts.top(top)
     if not rows:
+        yield f"{indent}{none_text(counts)}"
+    for row in rows:
+        share = f"{row.count / total:6.1%}" if total else ""
+        yield f"{indent}{count_text(row):>8}  {share}  {name(row.key)}"
+    note = estimate_note(counts, rows, noun)
+    if note:
+        yield f"{indent}({note})"
+
+
+def breakdown_text(kind: str, breakdown: Breakdown, broken_down: int,
+                   each: int) -> Iterator[str]:
+    what = "paths and URLs" if kind == "agent" else "paths"
+    yield (f"top blocked {what} per {kind} "
+           f"(the {broken_down} most blocked {kind}s, {each} of each)")
+    heaviest = breakdown.top(broken_down)
+    if not heaviest:
         yield "  (none)"
-        return
-    for name, count in rows:
-        share = f"{count / total:6.1%}" if total else ""
-        yield f"  {count:>8,}  {share}  {name}"
+    note = estimate_note(breakdown, heaviest, kind)
+    if note:
+        yield f"  ({note})"
+    for row in heaviest:
+        detail = breakdown.details[row.key]
+        partial = (f"; {what} of its last {detail.paths.total:,} only"
+                   if detail.paths.total != row.count else "")
+        yield f"  {kind} {row.key}: {count_text(row)} blocks{partial}"
+        yield from table("paths", detail.paths, each, detail.paths.total, "path", path_text,
+                         indent="      ")
+        if detail.urls is not None:
+            yield from table("URLs", detail.urls, each, detail.urls.total, "URL", str,
+                             indent="      ")

@@ -1,38 +1,99 @@
-"""The audit summary as one self-contained HTML page: inline CSS and SVG charts, nothing else.
+"""The audit summary as one self-contained HTML page: inline CSS and SVG, nothing else.
 
 No script, no external file, no network: the page carries a Content-Security-Policy that forbids
 loading anything, so it opens the same from a mail attachment or an air-gapped laptop. Every
 string from the log (URLs, agents, rules are what bots and sites sent) is escaped.
+
+The layout is a CSS grid of panels that takes the window's width: three columns at 1280 px,
+four at 1920, one on a phone. The bars are HTML (their text keeps its size at any width); the
+timeline is an SVG that scales with its panel and scrolls inside it on a narrow screen.
 """
 
-from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from html import escape
+from typing import Any
 
-from robotsgate.report import Summary, rule_text, when_text, width_text
+from robotsgate.report import (
+    Breakdown,
+    Count,
+    Summary,
+    TopCounts,
+    count_text,
+    distinct_text,
+    estimate_note,
+    none_text,
+    path_text,
+    period_text,
+    purpose_host_text,
+    rule_text,
+    when_text,
+    width_text,
+)
 
 # Distinguishable colours (Okabe-Ito), one per reason, in order of frequency.
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442",
            "#000000", "#999999")
 _CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 _STYLE = """
-body { font: 14px/1.4 system-ui, sans-serif; margin: 2em auto; max-width: 1000px; color: #222; }
-h1 { font-size: 1.5em; margin-bottom: 0.2em; } h2 { font-size: 1.15em; margin-top: 2em; }
-.meta { color: #555; } .cards { display: flex; gap: 1em; flex-wrap: wrap; margin: 1.5em 0; }
-.card { border: 1px solid #ccc; border-radius: 6px; padding: 0.6em 1em; min-width: 8em; }
-.card .num { display: block; font-size: 1.6em; font-weight: 600; }
-table { border-collapse: collapse; width: 100%; } td, th { padding: 0.2em 0.6em; }
-th { text-align: left; border-bottom: 1px solid #999; } td.n { text-align: right; width: 6em; }
-tr:nth-child(even) td { background: #f4f4f4; } td { word-break: break-all; }
-svg text { font: 12px system-ui, sans-serif; fill: #222; } .axis { stroke: #999; }
-.legend span { display: inline-block; margin-right: 1.2em; }
+* { box-sizing: border-box; }
+body { font: 14px/1.4 system-ui, sans-serif; margin: 0; color: #1f2328; background: #f3f5f8; }
+header { background: #1f2d3d; color: #fff; padding: 14px 24px; }
+header h1 { font-size: 1.35em; margin: 0; }
+header .meta { color: #c9d4e0; margin: 0.2em 0 0; overflow-wrap: anywhere; }
+main { padding: 16px 24px 32px; max-width: 2400px; margin: 0 auto; }
+.cards { display: grid; gap: 12px; margin-bottom: 16px;
+         grid-template-columns: repeat(auto-fit, minmax(min(100%, 8rem), 1fr)); }
+.card { background: #fff; border: 1px solid #d8dee4; border-radius: 8px; padding: 8px 14px;
+        color: #57606a; }
+.card .num { display: block; font-size: 1.7em; font-weight: 600; color: #1f2328; }
+.grid { display: grid; gap: 16px; grid-auto-flow: dense;
+        grid-template-columns: repeat(auto-fill, minmax(min(100%, 380px), 1fr)); }
+.panel { background: #fff; border: 1px solid #d8dee4; border-radius: 8px; padding: 12px 16px;
+         min-width: 0; }
+.wide { grid-column: span 2; }
+@media (max-width: 860px) { .wide { grid-column: auto; } }
+h2 { font-size: 1.05em; margin: 0 0 0.6em; }
+h2.part { font-size: 1.2em; margin: 1.6em 0 0.6em; }
+h3 { font-size: 1.05em; margin: 0; overflow-wrap: anywhere; }
+h4 { font-size: 0.95em; margin: 0.9em 0 0.3em; color: #57606a; }
+.kind { font-weight: 400; color: #57606a; }
+.meta, .note { color: #57606a; margin: 0.2em 0 0.5em; }
+.note { font-size: 0.9em; }
+table { border-collapse: collapse; width: 100%; table-layout: fixed; }
+th, td { padding: 3px 6px; vertical-align: top; }
+th { text-align: left; font-weight: 600; color: #57606a; border-bottom: 1px solid #d8dee4; }
+th.n, td.n { text-align: right; width: 5.5em; white-space: nowrap; }
+th.share, td.share { width: 4.5em; text-align: right; white-space: nowrap; }
+td.share { background: linear-gradient(90deg, #cfe3f5 var(--share), transparent 0); }
+tbody tr:nth-child(even) { background: #f6f8fa; }
+td.name { overflow-wrap: anywhere; }
+td.est { color: #9a6700; }
+.chart { overflow-x: auto; }
+.chart svg { display: block; width: 100%; height: auto; min-width: 560px; }
+svg text { font: 12px system-ui, sans-serif; fill: #1f2328; } .axis { stroke: #afb8c1; }
+.bars { display: grid; grid-template-columns: minmax(5em, max-content) 1fr 4.5em;
+        gap: 6px 10px; align-items: center; }
+.bars .label { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; max-width: 18em;
+               text-align: right; }
+.track { display: flex; height: 16px; }
+.track i { display: block; height: 100%; }
+.bars .value { font-variant-numeric: tabular-nums; }
+.mix { display: flex; height: 8px; border-radius: 4px; overflow: hidden; margin: 6px 0 2px;
+       background: #eaeef2; }
+.mix i { display: block; height: 100%; }
+.legend { margin: 0 0 0.6em; }
+.legend span { display: inline-block; margin-right: 1em; white-space: nowrap; }
 .swatch { display: inline-block; width: 0.9em; height: 0.9em; margin-right: 0.3em;
-          vertical-align: -0.1em; }
+          vertical-align: -0.1em; border-radius: 2px; }
 """
 
 
 def _num(value: float) -> str:
     return f"{value:,.0f}" if value == int(value) else f"{value:,.1f}"
+
+
+def _share(count: int, total: int) -> str:
+    return f"{count / total:.1%}" if total else ""
 
 
 def _nice(peak: int) -> int:
@@ -45,14 +106,23 @@ def _nice(peak: int) -> int:
         scale *= 10
 
 
-def render_html(summary: Summary, *, top: int = 10, generated: str = "") -> str:
-    reasons = [reason for reason, _ in summary.reasons.most_common()]
+def render_html(summary: Summary, *, top: int = 10, broken_down: int = 5, each: int = 5,
+                generated: str = "") -> str:
+    """The page: `top` rows per table, and a panel for each of the `broken_down` most blocked
+    agents and hosts with its `each` top paths and URLs."""
+    reasons = [row.key for row in summary.reasons.most_common()]
     colours = {reason: PALETTE[i % len(PALETTE)] for i, reason in enumerate(reasons)}
-    period = (f"{when_text(summary.first)} to {when_text(summary.last)} UTC"
-              if summary.first is not None and summary.last is not None else "no records")
-    cards = [("records", summary.records), ("blocks", summary.blocks),
-             ("would-block", summary.would_blocks), ("delays", summary.delays),
-             ("hosts blocked", len(summary.hosts)), ("agents blocked", len(summary.agents))]
+    meta = [", ".join(summary.sources), period_text(summary)]
+    if summary.only is not None:
+        meta.append(f"only {summary.only.text()}")
+    if generated:
+        meta.append(f"generated {generated}")
+    cards = [("records", _num(summary.records)), ("blocks", _num(summary.blocks)),
+             ("would-block", _num(summary.would_blocks)), ("delays", _num(summary.delays)),
+             ("hosts blocked", distinct_text(summary.hosts)),
+             ("agents blocked", distinct_text(summary.agents)),
+             ("paths blocked", distinct_text(summary.paths)),
+             ("URLs blocked", distinct_text(summary.urls))]
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -60,51 +130,143 @@ def render_html(summary: Summary, *, top: int = 10, generated: str = "") -> str:
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         "<title>robotsgate audit report</title>",
         f"<style>{_STYLE}</style></head><body>",
-        "<h1>robotsgate audit report</h1>",
-        f'<p class="meta">{escape(", ".join(summary.sources))} &middot; {escape(period)}'
-        + (f" &middot; generated {escape(generated)}" if generated else "") + "</p>",
+        "<header><h1>robotsgate audit report</h1>",
+        f'<p class="meta">{" &middot; ".join(escape(part) for part in meta)}</p></header>',
+        "<main>",
     ]
     if summary.skipped:
-        parts.append(f'<p class="meta">Skipped {_num(summary.skipped)} line(s) that are not '
+        parts.append(f'<p class="note">Skipped {_num(summary.skipped)} line(s) that are not '
                      f"audit records (first at {escape(summary.first_skipped or '')}).</p>")
-    parts.append('<div class="cards">')
+    parts.append('<section class="cards">')
     for label, value in cards:
-        ident = "total-" + label.replace(" ", "-")
-        parts.append(f'<div class="card" id="{ident}"><span class="num">{_num(value)}</span>'
+        ident = "total-" + label.lower().replace(" ", "-")
+        parts.append(f'<div class="card" id="{ident}"><span class="num">{escape(value)}</span>'
                      f"{escape(label)}</div>")
-    parts.append("</div>")
+    parts.append("</section>")
 
     width, buckets = summary.timeline.buckets(max_buckets=72)
-    parts += [f"<h2>Blocks over time (per {escape(width_text(width))}, UTC)</h2>",
-              _timeline_svg(buckets, width)]
-    parts += ["<h2>Blocks per host and reason</h2>", _legend(reasons, colours),
-              _hosts_svg(summary, top, reasons, colours)]
-    parts += ["<h2>Blocks per reason</h2>",
-              _bars_svg(summary.reasons.most_common(), colours, "reasons-chart")]
-    parts += _table("Top blocked hosts", "hosts", summary.hosts.most_common(top), summary.blocks)
-    parts += _table("Top blocked agents", "agents", summary.agents.most_common(top),
-                    summary.blocks)
-    parts += _table("Top deciding rules", "rules",
-                    [(rule_text(k), n) for k, n in summary.rules.most_common(top)],
-                    summary.blocks)
-    parts += _table("Reasons", "reasons", summary.reasons.most_common(), summary.blocks)
-    parts += _table("Statuses answered", "statuses",
-                    [(str(k), n) for k, n in summary.statuses.most_common()], summary.blocks)
-    parts.append("</body></html>")
+    parts.append('<section class="grid" id="overview">')
+    parts.append(_panel(f"Blocks over time (per {width_text(width)}, UTC)",
+                        [f'<div class="chart">{_timeline_svg(buckets, width)}</div>'],
+                        wide=True, ident="panel-timeline"))
+    parts.append(_panel("Blocks per host and reason",
+                        [_legend(reasons, colours), _hosts_bars(summary, top, reasons, colours)],
+                        wide=True, ident="panel-hosts-chart"))
+    blocks = summary.blocks
+    parts.append(_panel("Blocks per reason", [
+        *_table("table-reasons", summary.reasons, top, blocks, "reason", colours=colours),
+        "<h4>Statuses answered</h4>",
+        *_table("table-statuses", summary.statuses, top, blocks, "status")],
+        ident="panel-reasons"))
+    # Panels worth twelve columns, in an order that fills every row with three columns (1280
+    # px: agents beside URLs, paths beside rules) and with four (1920 px: paths moves up).
+    tables: list[tuple[str, str, TopCounts[Any], Callable[[Any], str], str, bool]] = [
+        ("Top blocked hosts", "hosts", summary.hosts, str, "host", False),
+        ("Top blocked agents", "agents", summary.agents, str, "agent", False),
+        ("Top blocked URLs", "urls", summary.urls, str, "URL", True),
+        ("Top blocked paths", "paths", summary.paths, path_text, "path", False),
+        ("Top deciding rules", "rules", summary.rules, rule_text, "rule", True),
+    ]
+    if summary.purposes:  # only when bots declared purposes and were refused for them
+        tables.append(("Usage refusals by purpose and host", "purposes", summary.purpose_hosts,
+                       purpose_host_text, "purpose and host", False))
+    for title, ident, counts, name, noun, wide in tables:
+        parts.append(_panel(title, _table(f"table-{ident}", counts, top, blocks, noun, name),
+                            wide=wide, ident=f"panel-{ident}"))
+    parts.append("</section>")
+    if broken_down:
+        for kind, breakdown in (("agent", summary.by_agent), ("host", summary.by_host)):
+            parts += _breakdown(kind, breakdown, broken_down, each, blocks, colours)
+    parts.append("</main></body></html>")
     return "\n".join(parts) + "\n"
 
 
-def _table(title: str, ident: str, rows: Sequence[tuple[str, int]], total: int) -> list[str]:
-    out = [f"<h2>{escape(title)}</h2>", f'<table id="table-{ident}">',
-           '<tr><th class="n">blocks</th><th class="n">share</th><th>name</th></tr>']
+def _panel(title: str, body: Sequence[str], *, wide: bool = False, ident: str = "") -> str:
+    classes = "panel wide" if wide else "panel"
+    ident_attr = f' id="{ident}"' if ident else ""
+    return (f'<div class="{classes}"{ident_attr}><h2>{escape(title)}</h2>\n'
+            + "\n".join(body) + "</div>")
+
+
+def _table(ident: str, counts: TopCounts[Any], top: int, total: int, noun: str,
+           name: Callable[[Any], str] = str, colours: dict[str, str] | None = None
+           ) -> list[str]:
+    """A table of the top rows; `colours`, when given, puts a swatch before each name."""
+    rows = counts.top(top)
+    out = [f'<table id="{ident}">',
+           '<thead><tr><th class="n">blocks</th><th class="share">share</th><th>name</th>'
+           "</tr></thead><tbody>"]
     if not rows:
-        out.append('<tr><td class="n">0</td><td class="n"></td><td>(none)</td></tr>')
-    for name, count in rows:
-        share = f"{count / total:.1%}" if total else ""
-        out.append(f'<tr><td class="n">{_num(count)}</td><td class="n">{share}</td>'
-                   f"<td>{escape(name)}</td></tr>")
-    out.append("</table>")
+        out.append('<tr><td class="n"></td><td class="share"></td>'
+                   f'<td class="name">{none_text(counts)}</td></tr>')
+    peak = rows[0].count if rows else 0
+    for row in rows:
+        swatch = "" if colours is None else \
+            f'<i class="swatch" style="background:{colours.get(row.key, PALETTE[-1])}"></i>'
+        out.append(_row(row, total, peak, name, swatch))
+    out.append("</tbody></table>")
+    note = estimate_note(counts, rows, noun)
+    if note:
+        out.append(f'<p class="note">{escape(note[0].upper() + note[1:])}.</p>')
     return out
+
+
+def _row(row: Count[Any], total: int, peak: int, name: Callable[[Any], str],
+         swatch: str = "") -> str:
+    share = _share(row.count, total)
+    number = (f'<td class="n est" title="an estimate: at most {row.error:,} too high">'
+              f"{count_text(row)}</td>" if row.error else f'<td class="n">{count_text(row)}</td>')
+    # The bar behind the share is scaled to the table's first row, as the charts are.
+    bar = f' style="--share:{row.count / peak:.1%}"' if peak else ""
+    return (f'<tr>{number}<td class="share"{bar}>{share}</td>'
+            f'<td class="name">{swatch}{escape(name(row.key))}</td></tr>')
+
+
+def _breakdown(kind: str, breakdown: Breakdown, broken_down: int, each: int, blocks: int,
+               colours: dict[str, str]) -> list[str]:
+    heaviest = breakdown.top(broken_down)
+    what = "paths and URLs" if kind == "agent" else "paths"
+    out = [f'<h2 class="part">Top blocked {what} per {kind}</h2>']
+    note = estimate_note(breakdown, heaviest, kind)
+    if note:
+        out.append(f'<p class="note">{escape(note[0].upper() + note[1:])}.</p>')
+    out.append(f'<section class="grid" id="per-{kind}">')
+    if not heaviest:
+        out.append(f'<div class="panel"><p class="meta">No {kind}s blocked in this period.'
+                   "</p></div>")
+    for rank, row in enumerate(heaviest, start=1):
+        detail = breakdown.details[row.key]
+        ident = f"{kind}-{rank}"
+        said = f"{count_text(row)} blocks"
+        if blocks:
+            said += f" &middot; {_share(row.count, blocks)} of all"
+        if detail.paths.total != row.count:
+            said += f" &middot; {what} of its last {detail.paths.total:,} only"
+        mix = detail.reasons.most_common()
+        out += [f'<div class="panel breakdown" id="{ident}" data-name="{escape(row.key)}">',
+                f'<h3><span class="kind">{kind}</span> {escape(row.key)}</h3>',
+                f'<p class="meta">{said}</p>',
+                _mix(mix, colours, detail.reasons.total),
+                '<p class="legend">' + "".join(
+                    f'<span><i class="swatch" style="background:'
+                    f'{colours.get(r.key, PALETTE[-1])}"></i>{escape(r.key)} {count_text(r)}'
+                    "</span>" for r in mix) + "</p>",
+                "<h4>Top paths</h4>",
+                *_table(f"{ident}-paths", detail.paths, each, detail.paths.total, "path",
+                        path_text)]
+        if detail.urls is not None:
+            out += ["<h4>Top URLs</h4>",
+                    *_table(f"{ident}-urls", detail.urls, each, detail.urls.total, "URL")]
+        out.append("</div>")
+    out.append("</section>")
+    return out
+
+
+def _mix(rows: Sequence[Count[str]], colours: dict[str, str], total: int) -> str:
+    segments = "".join(
+        f'<i style="width:{row.count / total:.2%};background:{colours.get(row.key, PALETTE[-1])}"'
+        f' title="{escape(row.key)}: {row.count:,}"></i>' for row in rows if total)
+    return f'<div class="mix">{segments}</div>'
 
 
 def _legend(reasons: Sequence[str], colours: dict[str, str]) -> str:
@@ -116,12 +278,13 @@ def _legend(reasons: Sequence[str], colours: dict[str, str]) -> str:
 def _timeline_svg(buckets: Sequence[tuple[int, int]], width: int) -> str:
     if not buckets:
         return '<p id="timeline-chart">No blocks in this period.</p>'
-    w, h, left, right, top, bottom = 960, 280, 56, 12, 20, 40
+    # Drawn about as wide as its panel is at 1280 and 1920 px, so the text is near 12 px.
+    w, h, left, right, top, bottom = 800, 240, 48, 12, 20, 36
     plot_w, plot_h = w - left - right, h - top - bottom
     peak = _nice(max(count for _, count in buckets))
     step = plot_w / len(buckets)
-    out = [f'<svg id="timeline-chart" role="img" width="{w}" height="{h}" '
-           f'viewBox="0 0 {w} {h}" xmlns="http://www.w3.org/2000/svg">',
+    out = [f'<svg id="timeline-chart" role="img" viewBox="0 0 {w} {h}" '
+           'xmlns="http://www.w3.org/2000/svg">',
            "<title>Blocks over time</title>"]
     for fraction in (0, 0.5, 1):
         y = top + plot_h * (1 - fraction)
@@ -151,60 +314,26 @@ def _timeline_svg(buckets: Sequence[tuple[int, int]], width: int) -> str:
     return "\n".join(out)
 
 
-def _hosts_svg(summary: Summary, top: int, reasons: Sequence[str],
-               colours: dict[str, str]) -> str:
-    hosts = summary.hosts.most_common(top)
+def _hosts_bars(summary: Summary, top: int, reasons: Sequence[str],
+                colours: dict[str, str]) -> str:
+    """One bar per top host, split by reason (from the hosts broken down)."""
+    hosts = summary.by_host.top(top)
     if not hosts:
         return '<p id="hosts-chart">No blocks in this period.</p>'
-    per_host: dict[str, Counter[str]] = {host: Counter() for host, _ in hosts}
-    for (host, reason), count in summary.host_reasons.items():
-        if host in per_host:
-            per_host[host][reason] += count
-    label_w, row_h, w = 260, 28, 960
-    plot_w = w - label_w - 70
-    h = row_h * len(hosts) + 10
-    peak = hosts[0][1]
-    out = [f'<svg id="hosts-chart" role="img" width="{w}" height="{h}" viewBox="0 0 {w} {h}" '
-           'xmlns="http://www.w3.org/2000/svg">', "<title>Blocks per host and reason</title>"]
-    for row, (host, total) in enumerate(hosts):
-        y = 5 + row * row_h
-        name = host if len(host) <= 36 else host[:35] + "…"
-        out.append(f'<text x="{label_w - 8}" y="{y + row_h / 2 + 4:.1f}" text-anchor="end">'
-                   f"{escape(name)}</text>")
-        x = float(label_w)
+    peak = hosts[0].count
+    out = ['<div class="bars" id="hosts-chart">']
+    for row in hosts:
+        mix = summary.by_host.details[row.key].reasons
+        segments = []
         for reason in reasons:
-            count = per_host[host][reason]
-            if not count:
-                continue
-            seg = plot_w * count / peak
-            tip = f"{host}: {count:,} {reason}"
-            out.append(f'<rect x="{x:.1f}" y="{y + 4}" width="{seg:.1f}" height="{row_h - 8}" '
-                       f'fill="{colours[reason]}"><title>{escape(tip)}</title></rect>')
-            x += seg
-        out.append(f'<text class="value" x="{x + 6:.1f}" y="{y + row_h / 2 + 4:.1f}">'
-                   f"{_num(total)}</text>")
-    out.append("</svg>")
+            count = mix.get(reason, 0)
+            if count:
+                tip = f"{row.key}: {count:,} {reason}"
+                segments.append(f'<i style="width:{count / peak:.2%};background:'
+                                f'{colours[reason]}" title="{escape(tip)}"></i>')
+        out.append(f'<span class="label" title="{escape(row.key)}">{escape(row.key)}</span>'
+                   f'<span class="track">{"".join(segments)}</span>'
+                   f'<span class="value">{count_text(row)}</span>')
+    out.append("</div>")
     return "\n".join(out)
 
-
-def _bars_svg(rows: Sequence[tuple[str, int]], colours: dict[str, str], ident: str) -> str:
-    if not rows:
-        return f'<p id="{ident}">No blocks in this period.</p>'
-    label_w, row_h, w = 260, 28, 960
-    plot_w = w - label_w - 70
-    h = row_h * len(rows) + 10
-    peak = rows[0][1]
-    out = [f'<svg id="{ident}" role="img" width="{w}" height="{h}" viewBox="0 0 {w} {h}" '
-           'xmlns="http://www.w3.org/2000/svg">']
-    for row, (name, count) in enumerate(rows):
-        y = 5 + row * row_h
-        seg = plot_w * count / peak
-        out.append(f'<text x="{label_w - 8}" y="{y + row_h / 2 + 4:.1f}" text-anchor="end">'
-                   f"{escape(name)}</text>")
-        out.append(f'<rect x="{label_w}" y="{y + 4}" width="{seg:.1f}" height="{row_h - 8}" '
-                   f'fill="{colours.get(name, PALETTE[0])}"><title>{escape(name)}: {count:,}'
-                   "</title></rect>")
-        out.append(f'<text class="value" x="{label_w + seg + 6:.1f}" '
-                   f'y="{y + row_h / 2 + 4:.1f}">{_num(count)}</text>')
-    out.append("</svg>")
-    return "\n".join(out)

@@ -1,5 +1,5 @@
-"""`robotsgate check | lint | report | show`, run as the installed command on real files and
-against a real origin server on 127.0.0.1 (tests/e2e/origins.py)."""
+"""`robotsgate check | lint | show`, run as the installed command on real files and against a
+real origin server on 127.0.0.1 (tests/e2e/origins.py); `report` is in test_report.py."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from e2e import audit_sample
 from e2e.machine import clean_env
 from e2e.origins import Origin, Reply
 
@@ -241,102 +240,6 @@ def test_lint_reads_standard_input_and_the_1994_reading() -> None:
 def test_lint_an_unreadable_file_exits_2(tmp_path: Path) -> None:
     done = run("lint", str(tmp_path / "missing.txt"))
     assert done.returncode == 2 and "cannot read" in done.stderr
-
-
-# -- report -----------------------------------------------------------------------------------
-
-
-def table(output: str, title: str) -> dict[str, int]:
-    """The rows of one table of the report: name -> count."""
-    lines = output.split(f"top {title}\n", 1)[1].split("\n\n", 1)[0].splitlines()
-    rows = {}
-    for line in lines:
-        count, _share, name = line.strip().split(None, 2)
-        rows[name] = int(count.replace(",", ""))
-    return rows
-
-
-def test_report_tables_show_the_numbers_of_a_known_log(tmp_path: Path) -> None:
-    log = audit_sample.write(tmp_path / "audit.jsonl", garbage=True)
-    done = run("report", str(log))
-    assert done.returncode == 0, done.stderr
-    out = done.stdout
-    assert (f"records:   {audit_sample.RECORDS}   blocks: {audit_sample.BLOCKS} "
-            f"(would-block: {audit_sample.WOULD_BLOCK})   delays: {audit_sample.DELAYS} "
-            "(4.0 s in all)") in out
-    assert f"skipped:   1 line that is not an audit record (first at {log}:4)" in out
-    assert table(out, "blocked hosts") == audit_sample.HOSTS
-    assert table(out, "blocked agents") == audit_sample.AGENTS
-    assert table(out, "reasons") == audit_sample.REASONS
-    assert table(out, "statuses answered") == {str(k): v for k, v in audit_sample.STATUSES.items()}
-    assert table(out, "deciding rules") == {audit_sample.RULE: 7}
-    timeline = out.split("blocks over time (per 1 hour, UTC)\n", 1)[1].splitlines()
-    assert len(timeline) == 24
-    counts = {line[2:18]: int(line[18:28]) for line in timeline}
-    assert {k: v for k, v in counts.items() if v} == audit_sample.TIMELINE
-    assert done.stderr == ""  # no progress bar when stderr is not a terminal
-
-
-def test_report_since_and_until(tmp_path: Path) -> None:
-    log = audit_sample.write(tmp_path / "audit.jsonl")
-    done = run("report", str(log), "--since", "2026-03-01T10:30", "--until", "2026-03-02")
-    assert done.returncode == 0
-    assert table(done.stdout, "blocked hosts") == {"b.example:8080": 3, "a.example": 2}
-    assert "records:   9 " in done.stdout
-    nothing = run("report", str(log), "--since", "1h")  # the sample is from the past
-    assert "records:   0 " in nothing.stdout and "top blocked hosts\n  (none)" in nothing.stdout
-
-
-def test_report_of_several_logs_adds_them_up(tmp_path: Path) -> None:
-    one = audit_sample.write(tmp_path / "audit.jsonl.1")
-    two = audit_sample.write(tmp_path / "audit.jsonl")
-    done = run("report", str(one), str(two), "--top", "1")
-    assert table(done.stdout, "blocked hosts") == {"a.example": 14}
-
-
-def test_report_progress_bar_on_request(tmp_path: Path) -> None:
-    log = audit_sample.write(tmp_path / "audit.jsonl")
-    done = run("report", str(log), "--progress", "always")
-    assert done.returncode == 0
-    assert done.stderr.rstrip().endswith("100% (0.0 of 0.0 MB)")
-    assert "reading ##############################" in done.stderr
-
-
-def test_report_html_is_one_self_contained_page(tmp_path: Path) -> None:
-    log = audit_sample.write(tmp_path / "audit.jsonl")
-    out = tmp_path / "report.html"
-    done = run("report", str(log), "--html", str(out))
-    assert done.returncode == 0 and f"html report: {out}" in done.stdout
-    page = out.read_text()
-    assert page.count("<svg") == 3
-    assert not re.search(r"""\b(src|href)\s*=|<script|<link|@import|url\(""", page, re.I)
-    assert "Content-Security-Policy" in page and "default-src 'none'" in page
-
-
-def test_report_escapes_what_bots_sent(tmp_path: Path) -> None:
-    log = tmp_path / "audit.jsonl"
-    records = audit_sample.records()
-    records[0]["url"] = "http://a.example/<script>alert(1)</script>"
-    records[0]["agent"] = "<img src=x onerror=alert(1)>"
-    log.write_text("".join(json.dumps(r) + "\n" for r in records))
-    out = tmp_path / "report.html"
-    assert run("report", str(log), "--html", str(out)).returncode == 0
-    page = out.read_text()
-    assert "<img" not in page and "<script" not in page
-    assert "&lt;img src=x onerror=alert(1)&gt;" in page
-
-
-@pytest.mark.parametrize("args", [
-    ["report", "/nonexistent/audit.jsonl"],
-    ["report", "AUDIT", "--since", "yesterday-ish"],
-    ["report", "AUDIT", "--top", "0"],
-    ["report", "AUDIT", "--html", "/nonexistent/dir/out.html"],
-])
-def test_report_errors_exit_2(args: list[str], tmp_path: Path) -> None:
-    log = audit_sample.write(tmp_path / "audit.jsonl")
-    done = run(*[str(log) if a == "AUDIT" else a for a in args])
-    assert done.returncode == 2
-    assert done.stderr.strip()
 
 
 # -- show, help -------------------------------------------------------------------------------

@@ -1,6 +1,11 @@
-"""What a bot crawls for (robotsgate.purposes), and the gate refusing by usage preferences."""
+"""What a bot crawls for (robotsgate.purposes), the gate refusing by usage preferences, and
+`robotsgate check` showing them."""
 
+import json
+import subprocess
+import sys
 from dataclasses import replace
+from pathlib import Path
 
 import httpx
 import pytest
@@ -128,3 +133,38 @@ async def test_a_file_without_preferences_refuses_no_purpose() -> None:
     verdict = await gate.check(replace(request_for("http://example.com/page"),
                                        purposes=frozenset({"train-ai"})))
     assert verdict.action == "forward" and not verdict.usage
+
+
+# -- robotsgate check --------------------------------------------------------------------------
+
+def check(robots: Path, url: str, *args: str) -> tuple[int, str]:
+    done = subprocess.run([str(Path(sys.executable).parent / "robotsgate"), "check", "--agent",
+                           "ExampleBot", "--robots", str(robots), url, *args],
+                          capture_output=True, text=True, timeout=60)
+    return done.returncode, done.stdout + done.stderr
+
+
+def test_check_shows_the_usage_and_refuses_by_purpose(tmp_path: Path) -> None:
+    robots = tmp_path / "robots.txt"
+    robots.write_text(ROBOTS + "Content-Signal: search=yes\n")
+    code, out = check(robots, "https://example.com/page", "--purpose", "train-ai")
+    assert code == 1, out
+    assert "usage:      train-ai disallowed by Content-Usage: train-ai=n (line 4); search " \
+           "allowed by Content-Signal: search=yes (line 6)" in out
+    assert "proxy:      answers 403 (usage-preference)" in out
+
+    code, out = check(robots, "https://example.com/page", "--purpose", "train-ai,search")
+    assert code == 0 and "proxy:      forwards it" in out, out
+
+    code, out = check(robots, "https://example.com/open/x", "--json")
+    facts = json.loads(out)
+    assert facts["usage_header"] == "train-ai=y, search=y"
+    assert facts["usage"]["train-ai"] == {"value": "allowed", "line": 5,
+                                          "rule": "Content-Usage: /open/ train-ai=y"}
+
+
+def test_check_refuses_a_purpose_that_is_no_category(tmp_path: Path) -> None:
+    robots = tmp_path / "robots.txt"
+    robots.write_text(ROBOTS)
+    code, out = check(robots, "https://example.com/page", "--purpose", "Train AI")
+    assert code == 2 and "argument --purpose: 'Train AI' is not a usage category" in out

@@ -1,11 +1,14 @@
 """End to end, the operator's tools: /metrics of a running proxy, the evidence archive, audit log
 rotation (SIGHUP and by size), `robotsgate check` agreeing with the proxy, and the HTML report in
-a real browser (Debian's headless Chromium)."""
+a real browser (Debian's headless Chromium): its numbers, and its layout at 1280, 1920 and 500 px
+(screenshots in artifacts/report-1280.png and report-1920.png)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
+import random
 import re
 import signal
 import subprocess
@@ -13,7 +16,9 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from html import unescape
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -216,9 +221,9 @@ def chromium(*args: str) -> subprocess.CompletedProcess[str]:
 
 def cells(dom: str, table_id: str) -> dict[str, int]:
     body = dom.split(f'<table id="{table_id}">', 1)[1].split("</table>", 1)[0]
-    rows = re.findall(r'<td class="n">([\d,]+)</td><td class="n">[^<]*</td><td>([^<]*)</td>',
-                      body)
-    return {name: int(count.replace(",", "")) for count, name in rows}
+    rows = re.findall(r'<td class="n[^"]*"[^>]*>~?([\d,]+)</td><td class="share"[^>]*>[^<]*'
+                      r'</td><td class="name">(?:<i [^>]*></i>)?([^<]*)</td>', body)
+    return {unescape(name): int(count.replace(",", "")) for count, name in rows}
 
 
 def test_html_report_shows_the_numbers_in_a_browser(tmp_path: Path) -> None:
@@ -235,12 +240,19 @@ def test_html_report_shows_the_numbers_in_a_browser(tmp_path: Path) -> None:
                           ("total-blocks", audit_sample.BLOCKS),
                           ("total-would-block", audit_sample.WOULD_BLOCK),
                           ("total-delays", audit_sample.DELAYS),
-                          ("total-hosts-blocked", len(audit_sample.HOSTS))):
+                          ("total-hosts-blocked", len(audit_sample.HOSTS)),
+                          ("total-urls-blocked", audit_sample.BLOCKS)):  # no URL twice
         assert re.search(rf'id="{ident}"><span class="num">{number}</span>', dom), ident
     assert cells(dom, "table-hosts") == audit_sample.HOSTS
     assert cells(dom, "table-agents") == audit_sample.AGENTS
     assert cells(dom, "table-reasons") == audit_sample.REASONS
     assert cells(dom, "table-rules") == {audit_sample.RULE: 7}
+    assert cells(dom, "table-paths")["/private/0"] == 1
+    # The most blocked agent's own paths and URLs, and the most blocked host's.
+    assert 'id="agent-1" data-name="MyBot"' in dom and 'id="host-1" data-name="a.example"' in dom
+    # Five of its six URLs, seen once each: the first five seen.
+    assert cells(dom, "agent-1-urls") == {f"http://a.example/private/{n}": 1 for n in range(5)}
+    assert cells(dom, "host-2-paths") == {"/page/0": 1, "/page/1": 1, "/page/2": 1}
     # The charts carry the same numbers: one bar per hour, labelled with its count...
     timeline = dom.split('id="timeline-chart"', 1)[1].split("</svg>", 1)[0]
     assert timeline.count("<rect") == 24
@@ -249,15 +261,109 @@ def test_html_report_shows_the_numbers_in_a_browser(tmp_path: Path) -> None:
     assert sorted(map(int, re.findall(r'class="value"[^>]*>(\d+)</text>', timeline))) == [1, 2,
                                                                                          3, 5]
     # ...and per host, split by reason.
-    hosts = dom.split('id="hosts-chart"', 1)[1].split("</svg>", 1)[0]
-    assert re.findall(r'class="value"[^>]*>(\d+)</text>', hosts) == ["7", "3", "1"]
+    hosts = dom.split('id="hosts-chart"', 1)[1].split("</div>", 1)[0]
+    assert re.findall(r'class="value">(\d+)</span>', hosts) == ["7", "3", "1"]
     assert "a.example: 7 disallowed" in hosts and "b.example:8080: 3 robots-unavailable" in hosts
 
+
+# Measures the page as laid out and writes what it found into the DOM, for --dump-dom. The
+# report itself runs no script (its Content-Security-Policy forbids them): the test measures
+# a copy of it without that policy. A panel's `inner` is the right edge of its widest table,
+# bars or chart (the timeline's box, which scrolls inside it on a narrow screen).
+PROBE = """<script>
+const box = e => { const b = e.getBoundingClientRect();
+                   return {left: b.left, right: b.right, top: b.top, width: b.width}; };
+const found = {
+  client: document.documentElement.clientWidth,
+  scroll: document.documentElement.scrollWidth,
+  height: document.documentElement.scrollHeight,
+  cards: [...document.querySelectorAll('.card')].map(box),
+  panels: [...document.querySelectorAll('.panel')].map(p => ({
+    id: p.id, grid: p.parentElement.id, ...box(p),
+    inner: Math.max(...[...p.querySelectorAll('table, .chart, .bars')].map(e => box(e).right),
+                    0)})),
+};
+const out = document.createElement('pre');
+out.id = 'geometry';
+out.textContent = JSON.stringify(found);
+document.body.append(out);
+</script>"""
+
+
+def busy_log(path: Path) -> Path:
+    """A day of blocks over a dozen hosts and eight agents, a few of each far ahead of the rest
+    as in real logs, and a much blocked URL that has nowhere to wrap: every panel full."""
+    pick = random.Random(7)  # the same log every time
+    hosts = [f"www.site{n}.example" for n in range(12)]
+    agents = [f"{kind}Bot{n or ''}" for n in range(2)
+              for kind in ("Crawler", "Indexer", "Archiver", "Scanner")]
+    reasons = ("disallowed", "robots-unavailable", "wait-too-long", "crawl-delay-too-long")
+    ranked = [1 / (rank + 1) for rank in range(40)]  # Zipf: the first twice the second...
+    busier = [1 + 3 * math.sin(math.pi * hour / 24) ** 2 for hour in range(24)]  # by day
+    lines = []
+    for n in range(2400):
+        host = pick.choices(hosts, ranked[:12])[0]
+        if n % 80 == 7:
+            host, target = hosts[0], "/" + "x" * 280
+        else:
+            target = f"/private/section{pick.choices(range(40), ranked)[0]}/item" + \
+                (f"?page={pick.randrange(5)}" if n % 2 else "")
+        lines.append(json.dumps({
+            "ts": f"2026-03-01T{pick.choices(range(24), busier)[0]:02d}:{n % 60:02d}:00Z",
+            "event": "block",
+            "reason": pick.choices(reasons, ranked[:4])[0], "status": 403,
+            "agent": pick.choices(agents, ranked[:8])[0], "url": f"https://{host}{target}",
+            "robots_url": f"https://{host}/robots.txt", "rule": "Disallow: /private",
+            "line": 2}))
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def measure(page: Path, width: int) -> dict[str, Any]:
+    probe = page.with_name(f"probe-{width}.html")
+    html = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", page.read_text())
+    probe.write_text(html.replace("</body>", PROBE + "</body>"))
+    done = chromium("--dump-dom", f"--window-size={width},1000", probe.as_uri())
+    found = re.search(r'<pre id="geometry">(.*?)</pre>', done.stdout, re.DOTALL)
+    assert found, done.stderr
+    geometry: dict[str, Any] = json.loads(unescape(found[1]))
+    return geometry
+
+
+def test_html_report_fills_a_wide_window_and_fits_a_narrow_one(tmp_path: Path) -> None:
+    page = tmp_path / "report.html"
+    done = subprocess.run([str(ROBOTSGATE), "report", str(busy_log(tmp_path / "audit.jsonl")),
+                           "--html", str(page)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
     ARTIFACTS.mkdir(exist_ok=True)
-    shot = ARTIFACTS / "report.png"
-    shot.unlink(missing_ok=True)
-    taken = chromium(f"--screenshot={shot}", "--window-size=1100,2200",
-                     "--hide-scrollbars", page.as_uri())
-    assert shot.exists() and shot.stat().st_size > 10_000, taken.stderr
-    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    print(f"screenshot of the report: {shot}")
+    for width, columns in ((1280, 3), (1920, 4)):
+        at = measure(page, width)
+        client, panels = at["client"], at["panels"]
+        assert at["scroll"] <= client, f"{width} px: the page is wider than the window"
+        # The panels reach from one side of the window to the other, in `columns` columns,
+        # every row of the overview full (no panel row ends short of the right edge).
+        overview = [p for p in panels if p["grid"] == "overview"]
+        assert min(p["left"] for p in panels) <= 32 and max(p["right"] for p in panels) >= \
+            client - 32, (width, panels)
+        assert len({round(p["left"]) for p in overview}) == columns, (width, overview)
+        for top in {p["top"] for p in overview}:
+            assert max(p["right"] for p in overview if p["top"] == top) >= client - 32, \
+                (width, top, overview)
+        # The totals in one row, and no panel squeezed to make room.
+        assert len({round(card["top"]) for card in at["cards"]}) == 1, (width, at["cards"])
+        assert min(p["width"] for p in panels) >= 360, (width, panels)
+        # Nothing sticks out of its panel, not even a 281-character path with nowhere to wrap.
+        for panel in panels:
+            assert panel["inner"] <= panel["right"] + 1, (width, panel)
+        shot = ARTIFACTS / f"report-{width}.png"
+        shot.unlink(missing_ok=True)
+        taken = chromium(f"--screenshot={shot}", f"--window-size={width},{min(at['height'], 8000)}",
+                         "--hide-scrollbars", page.as_uri())
+        assert shot.exists() and shot.stat().st_size > 10_000, taken.stderr
+        assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        print(f"screenshot of the report at {width} px: {shot}")
+    # A phone: one column, nothing wider than the screen.
+    narrow = measure(page, 500)
+    assert narrow["scroll"] <= narrow["client"]
+    assert len({round(p["left"]) for p in narrow["panels"]}) == 1, narrow["panels"]
+    assert all(p["inner"] <= p["right"] + 1 for p in narrow["panels"])
