@@ -1,0 +1,260 @@
+"""`robotsgate check`: would this URL be allowed for this bot, and why?
+
+The robots.txt is fetched exactly as the proxy fetches it (robotsgate.fetch.Fetcher) and decided
+by the proxy's own Gate, so the answer is the proxy's answer.
+"""
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from robotsgate.audit import timestamp
+from robotsgate.cli.common import (
+    FOUND,
+    OK,
+    Commands,
+    fetch_options,
+    origin_and_path,
+    read_input,
+    reading_options,
+    tls,
+)
+from robotsgate.fetch import Fetcher, FetchResult
+from robotsgate.gate import Gate, GateConfig, Request, Verdict
+from robotsgate.protocol import (
+    MAX_BYTES,
+    RobotsTxt,
+    is_product_token,
+    seconds_until_open,
+)
+from robotsgate.purposes import parse_purposes
+from robotsgate.retrieval import Retrieval
+from robotsgate.rules_cache import RulesCache
+from robotsgate.state.store import MemoryStore, RobotsEntry
+
+
+@dataclass(frozen=True, slots=True)
+class Checked:
+    url: str
+    agent_arg: str
+    verdict: Verdict
+    fetched: FetchResult | None  # None: not fetched (a request for /robots.txt itself)
+    source: str  # where the rules came from: the robots.txt URL, or the file given
+    now: float
+    purposes: frozenset[str] = frozenset()
+
+
+class _FileFetcher:
+    """Serves a local file as if the origin had answered it 200."""
+
+    def __init__(self, path: str) -> None:
+        self._body = read_input(path)[:MAX_BYTES]
+        self._path = path
+
+    async def fetch(self, robots_url: str, user_agent: str | None) -> FetchResult:
+        return FetchResult("ok", robots_url, self._path, None, self._body)
+
+
+class _Remembering:
+    """Passes fetches through and remembers the last result, to show its details."""
+
+    def __init__(self, fetcher: Fetcher | _FileFetcher) -> None:
+        self.fetcher = fetcher
+        self.result: FetchResult | None = None
+
+    async def fetch(self, robots_url: str, user_agent: str | None) -> FetchResult:
+        self.result = await self.fetcher.fetch(robots_url, user_agent)
+        return self.result
+
+
+async def check(args: argparse.Namespace) -> Checked:
+    origin, path = origin_and_path(args.url)
+    # A product token is obeyed as robots_agent is; anything else is read as a whole
+    # User-Agent header, as the proxy reads each request's (the longest named group wins).
+    token = args.agent if is_product_token(args.agent) else None
+    source: Fetcher | _FileFetcher = (_FileFetcher(args.robots) if args.robots else
+                                      Fetcher(timeout=args.timeout, verify=tls(args)))
+    fetcher = _Remembering(source)
+    rules = RulesCache(1, semantics=args.semantics, case_sensitive=args.path_case == "sensitive")
+    store = MemoryStore(1)
+    gate = Gate(GateConfig(), store, Retrieval(fetcher, rules, store, time.time), time.time)
+    try:
+        verdict = await gate.check(Request(origin, path, args.agent, token, args.purpose))
+    finally:
+        if isinstance(source, Fetcher):
+            await source.aclose()
+    return Checked(args.url, args.agent, verdict, fetcher.result,
+                   args.robots or origin.robots_url, time.time(), args.purpose)
+
+
+def _purposes(text: str) -> frozenset[str]:
+    try:
+        return parse_purposes(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _duration(seconds: float) -> str:
+    seconds = round(seconds)
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours} h {minutes} min"
+    return f"{minutes} min {secs} s" if minutes else f"{secs} s"
+
+
+def _check_facts(c: Checked) -> dict[str, Any]:
+    """Everything check prints, as plain values (also the --json output)."""
+    v = c.verdict
+    entry: RobotsEntry | None = v.entry
+    robots: RobotsTxt | None = entry.robots if entry else None
+    decision = v.decision
+    rule = decision.rule if decision else None
+    group = decision.group if decision else None
+    unavailable = v.action == "unavailable"
+    allowed = (decision.allowed if decision else True) and not unavailable and \
+        v.usage_refusal is None
+    facts: dict[str, Any] = {
+        "url": c.url, "allowed": allowed, "agent": v.agent,
+        "robots_url": v.robots_url, "source": c.source,
+        "robots_status": entry.status if entry else None,
+        "robots_kind": entry.kind if entry else None,
+        "robots_error": entry.error if entry else None,
+        "robots_sha256": entry.sha256 if entry else None,
+        "robots_bytes": len(entry.body) if entry and entry.sha256 else None,
+        "robots_fetched_at": timestamp(entry.fetched_at) if entry else None,
+        "final_url": c.fetched.final_url if c.fetched else None,
+        "reason": v.reason,
+        "explanation": decision.explain() if decision else None,
+        "rule": rule.text if rule else None,
+        "line": rule.line if rule else None,
+        "group": list(group.agents) if group else None,
+        "group_line": group.line if group else None,
+        "crawl_delay": None, "request_rate": None, "visit_time": None, "visit_time_open": None,
+        "opens_in": None, "sitemaps": list(robots.sitemaps) if robots else [],
+        "proxy_answer": v.status or "forward",
+        # category -> {value, rule, line}, for categories something is stated about.
+        "usage": {category: {"value": str(p.value),
+                             "rule": p.statement.text if p.statement else None,
+                             "line": p.statement.line if p.statement else None}
+                  for category, p in v.usage.preferences},
+        "usage_header": v.usage.render() or None,  # X-Robotsgate-Usage, as far as robots.txt goes
+        "purposes": sorted(c.purposes),
+        "usage_refusal": v.usage_refusal.explain() if v.usage_refusal else None,
+    }
+    if robots is not None:
+        facts["crawl_delay"] = robots.crawl_delay(v.agent)
+        rate = robots.request_rate(v.agent)
+        if rate is not None:
+            facts["request_rate"] = {"requests": rate.requests, "seconds": rate.seconds,
+                                     "interval": rate.interval}
+        window = robots.visit_time(v.agent)
+        if window is not None:
+            facts["visit_time"] = f"{window.start:%H%M}-{window.end:%H%M}"
+            closed_for = seconds_until_open(window, c.now)
+            facts["visit_time_open"] = not closed_for
+            facts["opens_in"] = closed_for or None
+    return facts
+
+
+def _check_text(f: dict[str, Any]) -> str:
+    rows: list[tuple[str, str]] = [("url", f["url"])]
+    if f["source"] != f["robots_url"]:
+        rows.append(("robots.txt", f"{f['source']} (file, read as {f['robots_url']})"))
+    else:
+        rows.append(("robots.txt", f["robots_url"]))
+    if f["final_url"] and f["final_url"] not in (f["robots_url"], f["source"]):
+        rows.append(("redirected", f"to {f['final_url']}"))
+    kind, status = f["robots_kind"], f["robots_status"]
+    shown = f"HTTP {status}" if status is not None else "no answer"
+    if kind == "ok" and f["source"] == f["robots_url"]:
+        rows.append(("status", f"{shown}, {f['robots_bytes']:,} bytes, sha256 "
+                               f"{f['robots_sha256']}"))
+    elif kind == "ok":
+        rows.append(("status", f"{f['robots_bytes']:,} bytes, sha256 {f['robots_sha256']}"))
+    elif kind == "missing":
+        rows.append(("status", f"{shown}: no robots.txt, so no restrictions"
+                               + (f" ({f['robots_error']})" if status is None else "")))
+    elif kind == "unreachable" or f["reason"] == "robots-unavailable":
+        rows.append(("status", f"unreachable ({f['robots_error'] or shown}): complete "
+                               "disallow (RFC 9309 §2.3.1.4)"))
+    if kind == "ok" and f["robots_error"]:
+        rows.append(("note", f"last fetch failed ({f['robots_error']}); a stale copy decides"))
+    rows.append(("agent", f["agent"]))
+    if f["group"] is not None:
+        rows.append(("group", f"{', '.join(f['group'])} (line {f['group_line']})"))
+    elif kind is not None and kind != "unreachable":
+        rows.append(("group", "none applies to this agent"))
+    rows.append(("result", "allowed" if f["allowed"] else
+                 "DISALLOWED for every purpose (the path itself is allowed)"
+                 if f["usage_refusal"] else "DISALLOWED"))
+    if f["rule"]:
+        rows.append(("rule", f"{f['rule']} (line {f['line']})"))
+    if f["explanation"]:
+        rows.append(("why", f["explanation"]))
+    if f["crawl_delay"] is not None:
+        rows.append(("crawl-delay", f"{f['crawl_delay']:g} s"))
+    if f["request_rate"]:
+        r = f["request_rate"]
+        rows.append(("request-rate", f"{r['requests']}/{r['seconds']:g}s: one request every "
+                                     f"{r['interval']:g} s"))
+    if f["visit_time"]:
+        state = "open now" if f["visit_time_open"] else \
+            f"closed now, opens in {_duration(f['opens_in'])}"
+        rows.append(("visit-time", f"{f['visit_time']} UTC ({state})"))
+    if f["usage"]:
+        rows.append(("usage", "; ".join(
+            f"{category} {u['value']} by {u['rule']}"
+            + (f" (line {u['line']})" if u["line"] else "")
+            for category, u in f["usage"].items())))
+    elif f["allowed"] or f["usage_refusal"]:
+        rows.append(("usage", "no preference stated"))
+    if f["purposes"]:
+        rows.append(("purposes", ", ".join(f["purposes"]) + (
+            f": all refused ({f['usage_refusal']})" if f["usage_refusal"] else "")))
+    for sitemap in f["sitemaps"]:
+        rows.append(("sitemap", sitemap))
+    answer = f["proxy_answer"]
+    rows.append(("proxy", "forwards it" if answer == "forward" else
+                 f"answers {answer} ({f['reason']})"))
+    width = max(len(name) for name, _ in rows) + 2
+    return "".join(f"{name + ':':<{width}}{value}\n" for name, value in rows)
+
+
+def run_check(args: argparse.Namespace) -> int:
+    checked = asyncio.run(check(args))
+    facts = _check_facts(checked)
+    if args.json:
+        print(json.dumps(facts, indent=2, ensure_ascii=False))
+    else:
+        sys.stdout.write(_check_text(facts))
+    return OK if facts["allowed"] else FOUND
+
+
+def add_parser(commands: Commands) -> None:
+    """`robotsgate check`: its arguments."""
+    p = commands.add_parser(
+        "check", help="would this URL be allowed for this bot, and why?",
+        description="Fetch the URL's robots.txt the way the proxy does (or read FILE) and say "
+                    "whether the URL is allowed for the agent: the deciding rule and line, the "
+                    "group, Crawl-delay, Request-rate, Visit-time and Sitemap lines, and what "
+                    "its usage preferences (Content-Usage, Content-Signal) allow.",
+        epilog="Exit status: 0 allowed, 1 disallowed (by a rule, by usage preferences for "
+               "every --purpose, or robots.txt unreachable: complete disallow), 2 error.")
+    p.add_argument("url", help="the URL a bot would request, http:// or https://")
+    p.add_argument("--agent", required=True, metavar="TOKEN",
+                   help="the bot: a product token (MyBot), obeyed as robots_agent is; or a "
+                        "whole User-Agent header, read as the proxy reads one")
+    p.add_argument("--robots", metavar="FILE",
+                   help="read robots.txt from FILE ('-': standard input) instead of fetching it")
+    p.add_argument("--purpose", metavar="CATEGORIES", type=_purposes, default=frozenset(),
+                   help="what the bot crawls for, as robots_purpose (train-ai,search): "
+                        "disallowed when robots.txt's usage preferences disallow every one")
+    p.add_argument("--json", action="store_true", help="print the facts as JSON")
+    reading_options(p)
+    fetch_options(p)
+    p.set_defaults(run=run_check)
