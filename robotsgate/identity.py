@@ -29,6 +29,24 @@ class Identity:
         return self.token.lower() not in (user_agent or "").lower()
 
 
+def by_address[T](networks: tuple[tuple[Network, T], ...], address: str | None) -> T | None:
+    """The value of the first network (most specific first) that holds `address`; None when
+    none does or it is no address. ::ffff:10.0.0.1 is 10.0.0.1, and a zone (%eth0) is left
+    out."""
+    if address is None or not networks:
+        return None
+    try:
+        ip = ipaddress.ip_address(address.split("%", 1)[0])
+    except ValueError:
+        return None
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    for network, value in networks:
+        if ip.version == network.version and ip in network:
+            return value
+    return None
+
+
 _BY_USER_AGENT = Identity(None, "user-agent")  # the common answer, shared: a value
 
 
@@ -65,17 +83,9 @@ class AgentMap:
                 agent_option: str | None) -> Identity:
         if user is not None and user in self.users:
             return Identity(self.users[user], "map-user")
-        if address is not None and self.networks:
-            try:
-                ip = ipaddress.ip_address(address.split("%", 1)[0])
-            except ValueError:
-                ip = None
-            if ip is not None:
-                if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-                    ip = ip.ipv4_mapped  # ::ffff:10.0.0.1 is 10.0.0.1
-                for network, token in self.networks:
-                    if ip.version == network.version and ip in network:
-                        return Identity(token, "map-address")
+        token = by_address(self.networks, address)
+        if token is not None:
+            return Identity(token, "map-address")
         if user is not None and is_product_token(user):
             return Identity(user, "proxyauth")
         if agent_option:

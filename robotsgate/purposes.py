@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from robotsgate.identity import Network
+from robotsgate.identity import Network, by_address
 from robotsgate.protocol import product_tokens
 from robotsgate.protocol.usage import PreferenceValue, Statement, Usage
 
@@ -82,17 +82,9 @@ class PurposeMap:
         default."""
         if user is not None and (found := self.names.get(user.lower())) is not None:
             return found
-        if address is not None and self.networks:
-            try:
-                ip = ipaddress.ip_address(address.split("%", 1)[0])
-            except ValueError:
-                ip = None
-            if ip is not None:
-                if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-                    ip = ip.ipv4_mapped
-                for network, purposes in self.networks:
-                    if ip.version == network.version and ip in network:
-                        return purposes
+        found = by_address(self.networks, address)
+        if found is not None:
+            return found
         if agent is not None:
             return self.names.get(agent.lower(), self.default)
         if user_agent and self.names:
