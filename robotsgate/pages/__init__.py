@@ -6,9 +6,12 @@ those above it in this list:
 
 - signals: the readings as values (PageSignals, Link, Section, PageWarning)
 - directives: the directive grammar of META robots, X-Robots-Tag and section tags
-- parser: one pass of the HTML parser (META, base, links, section tags, strip edits)
+- tree: the page as a browser reads it, one HTML5 parse (META, base, links, section tags)
+- parser: the page as source text, one tokenizer pass: where strip mode's edits go
 - charset: a page's bytes as text, in the charset a browser would use
-- read: the reading of a page for an agent, the byte check that skips most pages, strip mode
+- links: links resolved as a browser resolves them (WHATWG URLs, the page's encoding)
+- read: the reading of a page for an agent, the byte check that skips most pages
+- strip: strip mode, the tokenizer's edits checked against the tree
 - memory: the proxy's side: annotate responses, remember and refuse nofollow links
 """
 
@@ -23,9 +26,10 @@ from robotsgate.pages.memory import (
     agent_key,
     url_key,
 )
-from robotsgate.pages.parser import MAX_SECTION_DEPTH
-from robotsgate.pages.read import HTML_TYPES, can_have_signals, is_html, read_page, strip_page
+from robotsgate.pages.read import HTML_TYPES, can_have_signals, is_html, read_page
 from robotsgate.pages.signals import NO_SIGNALS, Link, PageSignals, PageWarning, Section
+from robotsgate.pages.strip import strip_page
+from robotsgate.pages.tree import MAX_SECTION_DEPTH
 
 __all__ = ["CHARSET_SCAN_BYTES", "HTML_TYPES", "MAX_PAGE_BYTES", "MAX_SECTION_DEPTH",
            "NO_SIGNALS", "Annotated", "HtmlText", "Link", "Nofollow", "PageConfig",

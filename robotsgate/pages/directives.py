@@ -29,12 +29,27 @@ _DIRECTIVES = _FLAGS | _CARRIED_FLAGS | _VALUED
 # allowed: META names are not held to robots.txt's product-token characters ("360Spider").
 # (Regular expressions over header values, never over HTML.)
 _AGENT_NAME = re.compile(r"[A-Za-z0-9_-]+")
+_PRODUCT_NAME = re.compile(r"([A-Za-z0-9_-]+)/")  # a product's name, before its version
+_COMMENT_ITEMS = re.compile(r"[;()]")
+_URL_IN_AGENT = re.compile(r"\+?[A-Za-z][A-Za-z0-9+.-]*://\S*|\+?www\.\S*")
 
 
 @functools.lru_cache(maxsize=256)  # asked for every page a bot fetches, with one header
 def agent_tokens(user_agent: str | None) -> frozenset[str]:
-    """The product tokens of a User-Agent header, lower-cased: the META names that apply to it."""
-    return frozenset(token.lower() for token in _AGENT_NAME.findall(user_agent or ""))
+    """The names a User-Agent header gives its bot, lower-cased: the META names that apply to it.
+
+    The name of each product (`MyBot` of `MyBot/2.1`) and each one-word item of a comment
+    (`compatible` of `(compatible; MyBot/2.1; +http://example.com/bot)`); not version numbers
+    nor the words of a URL ("5", "http", "com"), which name no bot and which nearly every page
+    holds: the byte check that spares pages a parse looks for each of these names.
+    """
+    if not user_agent:
+        return frozenset()
+    text = _URL_IN_AGENT.sub(" ", user_agent)
+    names = set(_PRODUCT_NAME.findall(text))
+    names.update(item.strip() for item in _COMMENT_ITEMS.split(text)
+                 if _AGENT_NAME.fullmatch(item.strip()))
+    return frozenset(name.lower() for name in names if not name.isdigit())
 
 
 @dataclass(slots=True)

@@ -7,12 +7,11 @@ limited time, so that a later request naming that page in its Referer and asking
 those links can be refused. No mitmproxy types here: the addon turns flows into calls.
 """
 
-import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urlsplit
 
 from cachetools import TTLCache
 
@@ -20,8 +19,10 @@ from robotsgate.content import decoded_prefix
 from robotsgate.origin import Origin
 from robotsgate.pages.charset import MAX_PAGE_BYTES, decode_html
 from robotsgate.pages.directives import agent_tokens
-from robotsgate.pages.read import can_have_signals, is_html, read_page, strip_page
+from robotsgate.pages.links import resolve
+from robotsgate.pages.read import can_have_signals, is_html, read_page
 from robotsgate.pages.signals import NO_SIGNALS, PageSignals
+from robotsgate.pages.strip import strip_page
 from robotsgate.protocol.urls import normalize
 
 logger = logging.getLogger(__name__)
@@ -151,7 +152,13 @@ class Pages:
         stripped = None
         if self.config.strip and any(s.noindex or s.nofollow for s in signals.sections):
             if body is raw or not html.truncated:
-                stripped = strip_page(body, html)
+                try:
+                    stripped = strip_page(body, html)
+                except ValueError:
+                    # No page is known to get here (strip mode's edits are checked against the
+                    # page's tree, and a page that fails is stripped through the tree); the
+                    # reading still stands.
+                    logger.exception("robotsgate: %s could not be stripped", page)
             else:
                 # The rest of a long compressed page would have to be decompressed to be put
                 # back: that is what a compression bomb counts on. It goes as it came.
@@ -172,11 +179,11 @@ class Pages:
         else:
             self._memory.pop(key, None)  # not (or no longer) nofollow
             return
-        base = url
-        if signals.base:
-            with contextlib.suppress(ValueError):  # a <base href> that is no URL: ignored
-                base = urljoin(url, signals.base)
-        links = frozenset(filter(None, (_resolve(base, href) for href in hrefs)))
+        # As the bot's client resolves them: the WHATWG URL standard, the page's encoding for
+        # the query; a <base href> that is no URL is ignored.
+        base = (resolve(url, signals.base, signals.charset) if signals.base else None) or url
+        links = frozenset(filter(None, (_key(resolve(base, href, signals.charset))
+                                        for href in hrefs)))
         # Links past the part read are unknown: a nofollow page that long forbids them all.
         entry = Remembered(why, None if why == "page" and signals.truncated else links)
         self._remembered = True
@@ -215,8 +222,5 @@ def _size(entry: Remembered) -> int:
     return 1 if entry.links is None else max(1, len(entry.links))
 
 
-def _resolve(base: str, href: str) -> str | None:
-    try:
-        return url_key(urljoin(base, href))
-    except ValueError:
-        return None
+def _key(url: str | None) -> str | None:
+    return None if url is None else url_key(url)

@@ -11,8 +11,8 @@ from collections.abc import Iterable, Sequence
 
 from robotsgate.pages.charset import HtmlText, decode_html
 from robotsgate.pages.directives import Reading, normal_form, read_directives, read_header
-from robotsgate.pages.parser import TDM_RESERVATION, PageParser
 from robotsgate.pages.signals import PageSignals, PageWarning
+from robotsgate.pages.tree import TDM_RESERVATION, read_tree
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 
@@ -71,61 +71,25 @@ def read_page(page: bytes | HtmlText, *, now: float, content_type: str | None = 
     reading = Reading()
     for value in x_robots_tag:
         read_header(value, names, reading, warnings)
-    parser = PageParser(html.text, names, "full" if links else "head")
-    parser.run(close=True)
+    page_tree = read_tree(html.text, names, links=links)
     tdm_reserved = False
-    for line, name, content in parser.metas:
-        if name == TDM_RESERVATION:
+    for meta in page_tree.metas:
+        if meta.name == TDM_RESERVATION:
             # TDMRep §3.2: "1" reserves the rights, "0" does not; anything else says nothing.
-            tdm_reserved = tdm_reserved or (content or "").strip() == "1"
+            tdm_reserved = tdm_reserved or (meta.content or "").strip() == "1"
             continue
-        if content is None:
-            warnings.append(PageWarning(line, f"META {name} without content ignored"))
+        if meta.content is None:
+            warnings.append(PageWarning(meta.line, f"META {meta.name} without content ignored"))
         else:
-            read_directives(content, reading, warnings, f"META {name}", line)
-    warnings.extend(parser.warnings)
+            read_directives(meta.content, reading, warnings, f"META {meta.name}", meta.line)
+    warnings.extend(page_tree.warnings)
     noindex = reading.noindex or (reading.unavailable_after is not None and
                                   reading.unavailable_after <= now)
-    if parser.body_line is None:
-        rest = ""
-    else:
-        rest = html.text[parser.absolute(parser.body_line, parser.body_column):]
     return PageSignals(
         noindex=noindex, nofollow=reading.nofollow, noarchive=reading.noarchive,
         nosnippet=reading.nosnippet, unavailable_after=reading.unavailable_after,
         x_robots_tag=normal_form(reading, noindex, now), carried=tuple(reading.carried),
-        base=parser.base, links=tuple(parser.links),
-        sections=tuple(sorted(parser.sections, key=lambda section: section.line)),
-        links_read=links, may_have_sections=parser.saw_section_tag or "robots" in rest.lower(),
+        base=page_tree.base, links=page_tree.links, sections=page_tree.sections,
+        links_read=links, may_have_sections=page_tree.saw_section_tag,
         tdm_reserved=tdm_reserved, charset=html.charset, truncated=html.truncated,
         warnings=tuple(warnings))
-
-
-def strip_page(body: bytes, html: HtmlText | None = None, *,
-               content_type: str | None = None) -> bytes | None:
-    """The page without the text of its noindex sections and the hrefs of the links in its
-    nofollow sections (the <a> elements and their text stay); None when nothing changes.
-
-    Only the first MAX_PAGE_BYTES are rewritten; the rest is appended as it was. Markup, scripts
-    and styles inside noindex sections are kept: only text goes. Whole-page directives remove
-    nothing (they travel in X-Robots-Tag). None too when the page cannot be written back in its
-    charset.
-    """
-    html = html or decode_html(body, content_type)
-    parser = PageParser(html.text, frozenset(), "strip")
-    # A cut page is not closed: what the parser held back at the cut passes through as it was.
-    parser.run(close=not html.truncated)
-    if not parser.edits:
-        return None
-    parts: list[str] = []
-    done = 0
-    for start, end, replacement in parser.edits:
-        parts.append(html.text[done:start])
-        parts.append(replacement)
-        done = end
-    parts.append(html.text[done:])
-    try:
-        encoded = "".join(parts).encode(html.charset, "surrogateescape")
-    except UnicodeEncodeError:
-        return None
-    return html.bom + encoded + body[html.consumed:]

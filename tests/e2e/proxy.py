@@ -92,13 +92,20 @@ class Proxy:
             while time.monotonic() < deadline:
                 if self.process.poll() is not None:
                     break
+                # mitmdump's own word that it listens: a connection alone could reach another
+                # server that took the port first (this machine's network stack may hand a
+                # port out again while a SO_REUSEADDR listener holds it), and then mitmdump
+                # has exited with "address already in use".
+                if f"listening at 127.0.0.1:{self.port}" not in self.output():
+                    time.sleep(0.05)
+                    continue
                 try:
                     with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
                         pass
                 except OSError:
                     time.sleep(0.05)
                     continue
-                if self.ca.exists():
+                if self.ca.exists() and self.process.poll() is None:
                     return
                 time.sleep(0.05)
             output = self.output()

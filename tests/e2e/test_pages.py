@@ -159,6 +159,37 @@ def test_strip_mode_delivers_the_page_without_noindex_text_and_nofollow_links(
     assert untouched.body == SECTION_PAGE
 
 
+# A windows-1252 page (its "é" is the byte E9) whose META comes after </head>, where templates
+# put it and where the HTML standard still reads it as the head's.
+LATIN_PAGE = (b'<html><head><title>caf\xe9</title></head>\n'
+              b'<meta name="robots" content="noindex">\n'
+              b'<body><!-- robots content="nofollow" -->\n'
+              b'<a href="search?q=caf\xe9">search</a> <a href="sub\\t1">sub</a>\n'
+              b'<!-- /robots --><a href="/open">open</a></body></html>')
+
+
+def test_links_are_remembered_as_the_bot_will_request_them(
+    origin: OriginFactory, proxy: ProxyFactory
+) -> None:
+    site = origin()
+    site.route("/dir/page", 200, LATIN_PAGE, {"Content-Type": "text/html; charset=windows-1252"})
+    gate = proxy()
+    page = site.url("/dir/page")
+
+    fetched = get(httpx_call, gate, page)
+    assert fetched.status == 200 and fetched.body == LATIN_PAGE
+    assert fetched.header("X-Robots-Tag") == "noindex"
+    # What a browser requests for these hrefs on this page: the query in the page's encoding,
+    # the backslash as a slash.
+    query = get(httpx_call, gate, site.url("/dir/search?q=caf%E9"), referer=page)
+    backslash = get(httpx_call, gate, site.url("/dir/sub/t1"), referer=page)
+    assert (query.status, backslash.status) == (403, 403)
+    assert query.header("X-Robotsgate-Reason") == "nofollow"
+    assert get(httpx_call, gate, site.url("/open"), referer=page).status == 200
+    assert not site.saw("/dir/search?q=caf%E9") and not site.saw("/dir/sub/t1")
+    assert site.saw("/open")
+
+
 @pytest.mark.parametrize(
     ("option", "value"),
     [("robots_nofollow_memory", "0"), ("robots_nofollow_ttl", "-1"), ("robots_strip", "maybe")],
