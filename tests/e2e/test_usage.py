@@ -163,3 +163,25 @@ def test_monitor_mode_forwards_records_and_still_says_the_usage(
     # One record per refused request, whether robots.txt or the response said it.
     assert [(r["event"], r["url"].rsplit("/", 1)[1]) for r in records] == \
         [("would-block", "page"), ("would-block", "doc")]
+
+
+def test_a_streamed_body_refused_on_its_headers_never_reaches_the_bot(
+        origin: OriginFactory, proxy: ProxyFactory) -> None:
+    site = origin(robots="User-agent: *\nAllow: /\n")
+    secret = b"secret text " * 20_000  # 240 KB: streamed past stream_large_bodies
+    site.route("/big", body=secret, headers={"Content-Usage": "train-ai=n"})
+    site.route("/open", body=secret, headers={"Content-Usage": "train-ai=y"})
+    gate = proxy(robots_purpose="train-ai", stream_large_bodies="10k")
+
+    got = httpx_call(gate, site.url("/open"))
+    assert got.status == 200 and got.header("X-Robotsgate-Usage") == "train-ai=y"
+    assert len(got.text) == len(secret)  # streamed whole when it may be used
+
+    try:
+        refused = httpx_call(gate, site.url("/big"))
+    except Exception as exc:  # the connection is cut: what a refusal mid-stream looks like
+        assert "secret" not in str(exc)
+    else:
+        assert refused.status != 200 and "secret text" not in refused.text, refused.status
+    [record] = blocks(gate)
+    assert record["reason"] == "usage-preference" and record["origin_status"] == 200
