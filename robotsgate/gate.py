@@ -16,7 +16,7 @@ from robotsgate.origin import Origin
 from robotsgate.outcomes import Reason, status
 from robotsgate.protocol import Decision, RobotsTxt, product_tokens, seconds_until_open
 from robotsgate.protocol.urls import server_equivalent
-from robotsgate.protocol.usage import CATEGORIES, NO_USAGE, Usage
+from robotsgate.protocol.usage import CATEGORIES, NO_USAGE, Usage, combine
 from robotsgate.purposes import NONE as NO_PURPOSES
 from robotsgate.purposes import Purposes, UsageRefusal, refused
 from robotsgate.retrieval import Retrieval
@@ -125,18 +125,22 @@ class Gate:
         # decide() reads "//x/y" as a network-path reference (host x); a request's path is a path.
         path = request.path if not request.path.startswith("//") else "http://_" + request.path
         decision = await self._in_slices(robots.decide_steps(agent, path))
-        if decision.allowed:
-            # What the server will really serve may be another path (/a/../private,
-            # /%70rivate): when it is, deny if either reading is denied.
-            equivalent = server_equivalent(request.path)
-            if equivalent != request.path:
-                other = await self._in_slices(robots.decide_steps(agent, equivalent))
-                if not other.allowed:
-                    decision = other
+        # What the server will really serve may be another path (/a/../private, /%70rivate):
+        # when it is, deny if either reading is denied, and its usage preferences count too.
+        equivalent = server_equivalent(request.path)
+        if decision.allowed and equivalent != request.path:
+            other = await self._in_slices(robots.decide_steps(agent, equivalent))
+            if not other.allowed:
+                decision = other
         if not decision.allowed:
             return Verdict("block", Reason.DISALLOWED, agent, origin.robots_url, entry, decision)
-        usage = robots.usage(agent, path, _CATEGORIES | request.purposes, allowed=True) \
-            if robots.states_usage else NO_USAGE
+        usage = NO_USAGE
+        if robots.states_usage:
+            categories = _CATEGORIES | request.purposes
+            usage = robots.usage(agent, path, categories, allowed=True)
+            if equivalent != request.path:
+                usage = combine(usage, robots.usage(agent, equivalent, categories,
+                                                    allowed=True))
         verdict = Verdict("forward", Reason.ALLOWED, agent, origin.robots_url, entry, decision,
                           usage=usage)
         # Only what robots.txt disallows outright refuses here: an unknown preference may still

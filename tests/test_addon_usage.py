@@ -118,3 +118,39 @@ async def test_a_change_of_purposes_applies_to_the_next_request(addon: Driven) -
     await addon.request(second)
     assert second.response is not None and second.response.status_code == 403
     assert second.response.headers["X-Robotsgate-Purposes"] == "train-ai"
+
+
+UNSTRIPPABLE = (b'<!-- robots content="noindex" --><table><!-- robots content="noindex" -->'
+                b'<plaintext><!-- robots content="noindex" -->secret words')
+
+
+async def test_a_page_that_cannot_be_stripped_is_not_sent(addon: Driven, audit_path: Path
+                                                          ) -> None:
+    addon.configure(robots_strip=True)
+    f = flow("/page")
+    await addon.request(f)
+    f.response = http.Response.make(200, UNSTRIPPABLE, [(b"Content-Type", b"text/html")])
+    addon.responseheaders(f)
+    await addon.response(f)
+    assert f.response.status_code == 503 and b"secret" not in f.response.content
+    [record] = records(audit_path)
+    assert record["reason"] == "internal-error" and record["origin_status"] == 200
+    assert "could not be read" in str(record["error"])
+
+
+@pytest.mark.parametrize(("purpose", "status"), [("", 200), ("train-ai", 503)])
+async def test_a_page_in_a_coding_the_proxy_cannot_read(addon: Driven, purpose: str,
+                                                        status: int) -> None:
+    # The bot chose Accept-Encoding; the origin answered in a coding robotsgate cannot undo.
+    # Only annotation is at stake without purposes; with them, a TDM reservation in the page
+    # could refuse every one, so the page is not sent.
+    addon.configure(robots_purpose=purpose)
+    f = flow("/page")
+    await addon.request(f)
+    f.response = http.Response.make(200, b"", [(b"Content-Type", b"text/html")])
+    # Set as sent: make() would try to encode a body it is given in that coding.
+    f.response.headers["Content-Encoding"] = "dcz"
+    f.response.raw_content = b"\x00\x01 opaque"
+    addon.responseheaders(f)
+    await addon.response(f)
+    assert f.response.status_code == status

@@ -449,3 +449,13 @@ async def test_strip_mode_rewrites_a_long_plain_page_keeping_its_tail(gate):
     body = b"<html><body><!-- robots content=noindex -->secret<!-- /robots -->" + tail
     f = await fetch(addon, "http://example.com/long", body=body)
     assert f.response.content == body.replace(b"secret", b"")
+
+
+def test_a_part_of_a_page_does_not_replace_what_the_whole_said():
+    # A 206 (the bot chose the Range) holds no nofollow META: it must not make the page's
+    # links followable again.
+    pages, _ = memory()
+    remember(pages, "http://a.example/", nofollow_page("/1"))
+    pages.annotate(url="http://a.example/", method="GET", status=206, agent=None, user_agent=UA,
+                   content_type=HTML, x_robots_tag=[], raw=b"<html><head></head>")
+    assert refused(pages, "http://a.example/1", "http://a.example/")

@@ -120,6 +120,11 @@ class Decide:
         assert runtime.services is not None
         gate = runtime.services.gate
         purposes = runtime.purposes_of(flow, identity, seen.user_agent)
+        if (purposes or settings.strip) and ("range" in req.headers or "if-range" in req.headers):
+            # Strip mode and a page's TDM reservation need the whole page: a bot asking for it
+            # in pieces (Range) would get each piece unread, and could join them.
+            req.headers.pop("range", None)
+            req.headers.pop("if-range", None)
         verdict = await gate.check(Request(origin, req.path, seen.user_agent, identity.token,
                                            purposes))
         if verdict.action == "forward":

@@ -10,5 +10,6 @@ USER_AGENT: Final = "robotsgate.user_agent"  # the request's User-Agent
 DELAY_MS: Final = "robotsgate.delay_ms"  # the politeness wait applied before forwarding
 PURPOSES: Final = "robotsgate.purposes"  # what the bot crawls for (robotsgate.purposes)
 VERDICT: Final = "robotsgate.verdict"  # the gate's verdict on a request that was forwarded
+USAGE_RECORDED: Final = "robotsgate.usage_recorded"  # its usage refusal is in the audit log
 TDM_RESERVED: Final = "robotsgate.tdm_reserved"  # the page's META reserves TDM rights
 PACED: Final = "robotsgate.paced"  # the interval it keeps, until it takes its turn

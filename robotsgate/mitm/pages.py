@@ -2,13 +2,17 @@
 agent, its nofollow links are remembered (the request decision refuses them), and with
 robots_strip its noindex text and nofollow hrefs are removed (robotsgate.pages)."""
 
+import contextlib
 import logging
 
 from mitmproxy import http
 
+from robotsgate import outcomes
 from robotsgate.mitm import keys
+from robotsgate.mitm.answers import AuditUnwritable, answer, retry_after
 from robotsgate.mitm.headers import ResponseHeaders, set_headers
 from robotsgate.mitm.runtime import Runtime
+from robotsgate.outcomes import Reason
 
 logger = logging.getLogger(__name__)
 
@@ -39,7 +43,14 @@ class PageReader:
                 else req.headers.get("user-agent"),
                 content_type=seen.content_type, x_robots_tag=seen.x_robots_tag, raw=raw,
                 content_encoding=seen.content_encoding)
-        except Exception:
+        except Exception as exc:
+            if self.runtime.settings.strip or flow.metadata.get(keys.PURPOSES):
+                # Strip mode, or a bot whose purposes a TDM reservation in this page may
+                # refuse: what the page says cannot be known, so it is not sent (fail closed).
+                logger.exception("robotsgate: could not read the page signals of %s; "
+                                 "answered 503", req.pretty_url)
+                self._fail(flow, f"the page could not be read: {type(exc).__name__}: {exc}")
+                return
             logger.exception("robotsgate: could not read the page signals of %s; passed on "
                              "unchanged", req.pretty_url)
             return
@@ -51,3 +62,14 @@ class PageReader:
             "utf-8", "surrogateescape"))], replace=bool(seen.x_robots_tag))
         if result.body is not None:
             response.content = result.body
+
+    def _fail(self, flow: http.HTTPFlow, error: str) -> None:
+        status = flow.response.status_code if flow.response else None
+        outcome = outcomes.OUTCOMES[Reason.INTERNAL_ERROR]
+        answer(flow, Reason.INTERNAL_ERROR, outcome.message, retry_after(outcome.retry_after))
+        recorder = self.runtime.recorder
+        if recorder is not None:
+            with contextlib.suppress(AuditUnwritable):  # already failing closed
+                recorder.flow(flow, "block", Reason.INTERNAL_ERROR, outcome.status,
+                              flow.metadata.get(keys.VERDICT), error=error,
+                              origin_status=status)

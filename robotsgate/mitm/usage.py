@@ -11,14 +11,18 @@ ai-input=n. Combined most-restrictive first, they give:
   own header of that name is always removed: only robotsgate speaks for robotsgate.
 - when the bot declared purposes and every one is disallowed (or unknown, with
   robots_usage_unknown=refuse), the origin's answer is withheld: 403, audited with the origin's
-  status kept. A body that mitmproxy streams (stream_large_bodies) is judged on its headers,
-  and cut off (the connection is killed) when refused, since its headers cannot be taken back
-  once the body flows.
+  status kept. A body that mitmproxy streams (stream_large_bodies), or may stream once it has
+  begun (its length unknown), is judged on its headers, and cut off (the connection is killed)
+  when refused, since its headers cannot be taken back once the body flows.
+
+Each Content-Usage field line is read on its own and the lines combined most restrictive first
+(joined into one Dictionary, a later `train-ai=y` would override an earlier `n`); a line longer
+than MAX_PREFERENCE is not parsed.
 """
 
 import logging
 
-from mitmproxy import http
+from mitmproxy import ctx, http
 
 from robotsgate.audit import Event
 from robotsgate.gate import Verdict
@@ -40,6 +44,7 @@ from robotsgate.purposes import Purposes, UsageRefusal, refused
 logger = logging.getLogger(__name__)
 
 HEADER = "X-Robotsgate-Usage"
+MAX_PREFERENCE = 8192  # characters of one Content-Usage field line that are read
 _CATEGORIES = frozenset(CATEGORIES)
 
 
@@ -48,23 +53,26 @@ class UsageCheck:
         self.runtime = runtime
 
     def responseheaders(self, flow: http.HTTPFlow) -> None:
-        """Only a body mitmproxy will stream is judged here, on its headers: it leaves as it
-        comes, so this is the last moment to refuse it or to say what it may be used for."""
+        """Every answer is judged on its headers first. A body mitmproxy streams leaves with
+        them (one it streams already, or one of unknown length that outgrows
+        stream_large_bodies later): this is the last moment to refuse it or to say what it may
+        be used for. What the page itself says (TDM META) is added at `response`, when the body
+        is read whole."""
         response = flow.response
-        if response is None or not response.stream or not self._judged(flow, response):
+        if response is None or not self._judged(flow, response):
             return
         usage, refusal = self._usage(flow, response, tdm_meta=False)
+        _say(flow, usage)
         if refusal is None:
-            _say(response, usage)
             return
         verdict: Verdict = flow.metadata[keys.VERDICT]
         if self.runtime.settings.monitor:
-            if verdict.usage_refusal is None:
-                self._record(flow, verdict, refusal, response.status_code)
-            _say(response, usage)
+            self._record(flow, verdict, refusal, response.status_code)
             return
-        self._record(flow, verdict, refusal, response.status_code)
-        flow.kill()  # a refusal: the body must not reach the bot
+        if response.stream or _may_stream_late(response):
+            self._record(flow, verdict, refusal, response.status_code)
+            flow.kill()  # a refusal: the body must not reach the bot
+        # Otherwise withheld at `response`, once the body is in: a 403 that says why.
 
     def response(self, flow: http.HTTPFlow) -> None:
         response = flow.response
@@ -73,16 +81,14 @@ class UsageCheck:
         usage, refusal = self._usage(flow, response,
                                      tdm_meta=bool(flow.metadata.get(keys.TDM_RESERVED)))
         if refusal is None:
-            _say(response, usage)
+            _say(flow, usage)
             return
         status = response.status_code
         verdict: Verdict = flow.metadata[keys.VERDICT]
-        if self.runtime.settings.monitor:
-            if verdict.usage_refusal is None:  # else recorded as would-block at the request
-                self._record(flow, verdict, refusal, status)
-            _say(response, usage)
-            return
         self._record(flow, verdict, refusal, status)
+        if self.runtime.settings.monitor:
+            _say(flow, usage)
+            return
         answer_usage(flow, refusal, agent=verdict.agent, robots_url=verdict.robots_url,
                      verdict=verdict, withheld=status)
 
@@ -101,10 +107,13 @@ class UsageCheck:
         verdict: Verdict = flow.metadata[keys.VERDICT]
         said = [verdict.usage]
         headers = response.headers
-        stated = headers.get_all("content-usage")
-        if stated:
-            # Field lines of one field combine into one list (RFC 9110 §5.3).
-            said.append(read_statement(Source.HEADER, ", ".join(stated)).usage())
+        for line in headers.get_all("content-usage"):
+            # Each field line on its own, most restrictive first: joined into one Dictionary
+            # (RFC 9110 §5.3), a later "train-ai=y" would override an earlier "n", and one
+            # unreadable line would make every other unknown. A line past the limit is not
+            # parsed (it says nothing): its cost would be the whole proxy's.
+            if len(line) <= MAX_PREFERENCE:
+                said.append(read_statement(Source.HEADER, line).usage())
         if any(value.strip() == "1" for value in headers.get_all("tdm-reservation")):
             said.append(tdm_reservation(header=True).usage())
         if tdm_meta:
@@ -115,9 +124,13 @@ class UsageCheck:
 
     def _record(self, flow: http.HTTPFlow, verdict: Verdict, refusal: UsageRefusal,
                 origin_status: int) -> None:
+        """Once per request: refused at the request (monitor mode forwards it), or on the
+        answer's headers, or on its body."""
         recorder = self.runtime.recorder
-        if recorder is None:
+        if recorder is None or verdict.usage_refusal is not None or \
+                flow.metadata.get(keys.USAGE_RECORDED):
             return
+        flow.metadata[keys.USAGE_RECORDED] = True
         event: Event = "would-block" if self.runtime.settings.monitor else "block"
         try:
             recorder.flow(flow, event, Reason.USAGE_PREFERENCE, 403, verdict, refusal=refusal,
@@ -129,6 +142,17 @@ class UsageCheck:
                          flow.request.pretty_url)
 
 
-def _say(response: http.Response, usage: Usage) -> None:
-    if usage:
+def _may_stream_late(response: http.Response) -> bool:
+    """Whether mitmproxy may switch this body to streaming once it has begun (a body of unknown
+    length, with stream_large_bodies set): its headers would then leave before `response`."""
+    return bool(ctx.options.stream_large_bodies) and "content-length" not in response.headers
+
+
+def _say(flow: http.HTTPFlow, usage: Usage) -> None:
+    """X-Robotsgate-Usage, except on a 304 (its headers would replace those of the copy the bot
+    keeps, which said it for the whole body) and on answers without a body to judge (HEAD,
+    204): what the page itself says is not known there."""
+    response = flow.response
+    assert response is not None
+    if usage and flow.request.method != "HEAD" and response.status_code not in (204, 304):
         response.headers[HEADER] = usage.render()

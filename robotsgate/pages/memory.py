@@ -134,7 +134,10 @@ class Pages:
         names = {agent.lower()} if agent else agent_tokens(user_agent)
         # One byte more than is read tells a page that is longer from one that is not.
         body = decoded_prefix(raw, content_encoding, MAX_PAGE_BYTES + 1)
-        remember = self.config.enforce_nofollow and method == "GET" and 200 <= status < 300
+        # A 206 is part of a page, chosen by the bot (Range): it must not replace what the whole
+        # page said.
+        remember = self.config.enforce_nofollow and method == "GET" and 200 <= status < 300 \
+            and status != 206
         if not x_robots_tag and not can_have_signals(body, content_type, names):
             if remember and self._remembered:  # a page once nofollow may be no longer
                 self._remember(agent_key(agent, user_agent), _url_of(url), NO_SIGNALS)
@@ -152,13 +155,9 @@ class Pages:
         stripped = None
         if self.config.strip and any(s.noindex or s.nofollow for s in signals.sections):
             if body is raw or not html.truncated:
-                try:
-                    stripped = strip_page(body, html)
-                except ValueError:
-                    # No page is known to get here (strip mode's edits are checked against the
-                    # page's tree, and a page that fails is stripped through the tree); the
-                    # reading still stands.
-                    logger.exception("robotsgate: %s could not be stripped", page)
+                # ValueError for the rare page that cannot be stripped (hostile markup the
+                # serialiser cannot write back): the caller must not send it unstripped.
+                stripped = strip_page(body, html)
             else:
                 # The rest of a long compressed page would have to be decompressed to be put
                 # back: that is what a compression bomb counts on. It goes as it came.

@@ -102,7 +102,12 @@ def _head_tree(text: str) -> LexborHTMLParser:
     for size in HEAD_PREFIXES:
         if len(text) <= size:
             break
-        tree = parse(text[:size])
+        # Cut after a '>': a prefix that ends in '<' or '</' would end in text, which begins a
+        # body that the page itself may not have begun there.
+        cut = text.rfind(">", 0, size) + 1
+        if cut == 0:
+            continue
+        tree = parse(text[:cut])
         body = tree.body
         # The parser makes an empty body at the end of its input: only a body with something in
         # it shows that the page's own body had begun. Unless a <noscript> in the head began it:

@@ -52,7 +52,7 @@ class Reply:
 
     status: int = 200
     body: bytes | str = b""
-    headers: dict[str, str] = field(default_factory=dict)
+    headers: dict[str, str | list[str]] = field(default_factory=dict)  # a list: one line each
     delay: float = 0.0  # seconds to stall before answering (bounded by MAX_HANG and stop())
 
     def body_bytes(self) -> bytes:
@@ -92,10 +92,12 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(reply.status)
         names = {k.lower() for k in reply.headers}
         for name, value in reply.headers.items():
-            self.send_header(name, value)
+            for line in [value] if isinstance(value, str) else value:  # a list: one line each
+                self.send_header(name, line)
         if "content-type" not in names:
             self.send_header("Content-Type", "text/plain; charset=utf-8")
-        if "content-length" not in names:
+        if "content-length" not in names and "transfer-encoding" not in names:
+            # A reply that names its Transfer-Encoding brings its body already framed.
             self.send_header("Content-Length", str(len(data)))
         if self.close_connection:
             self.send_header("Connection", "close")
@@ -168,7 +170,7 @@ class Origin:
         body: str | bytes | None = None,
         *,
         status: int = 200,
-        headers: Mapping[str, str] | None = None,
+        headers: Mapping[str, str | list[str]] | None = None,
         delay: float = 0.0,
         handler: Callable[[Seen], Reply] | None = None,
     ) -> None:
@@ -183,7 +185,7 @@ class Origin:
         path: str,
         status: int = 200,
         body: str | bytes = b"",
-        headers: Mapping[str, str] | None = None,
+        headers: Mapping[str, str | list[str]] | None = None,
         delay: float = 0.0,
     ) -> None:
         """Answer ``path`` (exact match, query included) with a fixed reply."""

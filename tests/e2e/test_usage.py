@@ -6,6 +6,7 @@ META) -- against bots that declare their purposes (robots_purpose, robots_purpos
 are about what the client got, what the origin saw and what the audit log says.
 """
 
+import socket
 from collections.abc import Callable
 
 from .clients import Resp, curl, httpx_call
@@ -185,3 +186,84 @@ def test_a_streamed_body_refused_on_its_headers_never_reaches_the_bot(
         assert refused.status != 200 and "secret text" not in refused.text, refused.status
     [record] = blocks(gate)
     assert record["reason"] == "usage-preference" and record["origin_status"] == 200
+
+
+def chunked(body: bytes, size: int = 4096) -> bytes:
+    parts = [body[i:i + size] for i in range(0, len(body), size)]
+    return b"".join(b"%x\r\n%s\r\n" % (len(part), part) for part in parts) + b"0\r\n\r\n"
+
+
+def test_a_body_of_unknown_length_refused_on_its_headers_is_cut_before_it_streams(
+        origin: OriginFactory, proxy: ProxyFactory) -> None:
+    # No Content-Length: mitmproxy only finds the body too large to hold once it has begun,
+    # and would then stream it, headers first.
+    site = origin(robots="User-agent: *\nAllow: /\n")
+    secret = b"secret text " * 30_000
+    site.route("/chunked", body=chunked(secret),
+               headers={"Transfer-Encoding": "chunked", "Content-Usage": "train-ai=n",
+                        "X-Robotsgate-Usage": "train-ai=y"})
+    gate = proxy(robots_purpose="train-ai", stream_large_bodies="10k")
+    try:
+        got = httpx_call(gate, site.url("/chunked"))
+    except Exception as exc:
+        assert "secret" not in str(exc)
+    else:
+        assert got.status != 200 and "secret text" not in got.text, got.status
+    [record] = blocks(gate)
+    assert record["reason"] == "usage-preference" and record["origin_status"] == 200
+
+
+def test_a_path_written_another_way_has_the_same_usage(
+        origin: OriginFactory, proxy: ProxyFactory) -> None:
+    site = origin(robots=ATTACH_EXAMPLE)
+    gate = proxy(robots_purpose="train-ai")
+    for path in ("/ai-ok/../page", "/ai-ok/%2e%2e/page", "/ai-ok/%2E%2E/page"):
+        refused = raw_get(gate, site, path)
+        assert refused.startswith(b"HTTP/1.1 403") and b"usage-preference" in refused, path
+    assert not any(seen.path.endswith("page") for seen in site.seen), site.paths()
+
+
+def raw_get(gate: Proxy, site: Origin, path: str) -> bytes:
+    """A request line exactly as written (clients would resolve the dot segments)."""
+    with socket.create_connection(("127.0.0.1", gate.port), timeout=10) as conn:
+        conn.sendall(f"GET http://{site.host}:{site.port}{path} HTTP/1.1\r\n"
+                     f"Host: {site.host}:{site.port}\r\nUser-Agent: TestBot/1.0\r\n"
+                     f"Connection: close\r\n\r\n".encode())
+        data = b""
+        while chunk := conn.recv(65536):
+            data += chunk
+    return data
+
+
+def test_no_usage_header_where_no_body_is_judged(
+        origin: OriginFactory, proxy: ProxyFactory) -> None:
+    site = origin(robots="User-agent: *\nContent-Usage: train-ai=y\n")
+    site.route("/page", body="page")
+    site.route("/same", status=304, body="")
+    gate = proxy(robots_purpose="search")
+    assert curl(gate, site.url("/page")).header("X-Robotsgate-Usage") == "train-ai=y"
+    assert curl(gate, site.url("/page"), method="HEAD").header("X-Robotsgate-Usage") is None
+    assert curl(gate, site.url("/same")).header("X-Robotsgate-Usage") is None
+
+
+def test_each_content_usage_line_counts_most_restrictive_first(
+        origin: OriginFactory, proxy: ProxyFactory) -> None:
+    site = origin(robots="User-agent: *\nAllow: /\n")
+    site.route("/two", body="two", headers={"Content-Usage": ["train-ai=n", "train-ai=y"]})
+    site.route("/bad", body="bad", headers={"Content-Usage": ["train-ai=n", "search=y;"]})
+    gate = proxy(robots_purpose="train-ai")
+    assert curl(gate, site.url("/two")).status == 403  # a later y does not undo an n
+    assert curl(gate, site.url("/bad")).status == 403  # an unreadable line leaves the others
+
+
+def test_a_page_is_not_asked_for_in_pieces_when_its_whole_decides(
+        origin: OriginFactory, proxy: ProxyFactory) -> None:
+    # A TDM META split across two Range requests would be in neither piece.
+    site = origin(robots="User-agent: *\nAllow: /\n")
+    site.route("/page.html", body=b'<html><head><meta name="tdm-reservation" content="1">'
+                                  b"</head><body>words</body></html>", headers=HTML)
+    miner, plain = proxy(robots_purpose="ai-input"), proxy()
+    assert curl(miner, site.url("/page.html"), headers={"Range": "bytes=0-20"}).status == 403
+    assert "range" not in site.seen[-1].headers
+    curl(plain, site.url("/page.html"), headers={"Range": "bytes=0-20"})
+    assert site.seen[-1].headers.get("range") == "bytes=0-20"  # nothing at stake: untouched

@@ -5,8 +5,9 @@ strip mode checked against the tree."""
 from datetime import UTC, datetime
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from selectolax.lexbor import LexborHTMLParser
 
 from robotsgate.pages import PageConfig, Pages, PageSignals, decode_html, read_page, strip_page
 from robotsgate.pages.links import resolve
@@ -222,9 +223,16 @@ PIECES = ['<!-- robots content="noindex" -->', '<!-- robots content="nofollow" -
 
 @settings(max_examples=500, deadline=None)
 @given(st.lists(st.sampled_from(PIECES), max_size=25))
+@example(['<!-- robots content="noindex" -->', "<p>", '<a href="/a">', "<p>", "<textarea>",
+          '<!-- robots content="noindex" -->'])
 def test_strip_never_leaves_less_stripped_than_the_tree_says(pieces: list[str]) -> None:
     text = "".join(pieces)
-    stripped = strip_page(text.encode())
+    try:
+        stripped = strip_page(text.encode())
+    except ValueError:
+        # Markup no serialiser writes back even stripped: the proxy refuses such a page
+        # (tests/test_addon_usage.py: test_a_page_that_cannot_be_stripped_is_not_sent).
+        return
     want = strip_view(text)
     if stripped is None:
         assert not want.noindex_words and want.nofollow_links == 0
@@ -232,8 +240,18 @@ def test_strip_never_leaves_less_stripped_than_the_tree_says(pieces: list[str]) 
     got = strip_view(decode_html(stripped, "text/html; charset=utf-8").text)
     assert not got.noindex_words and got.nofollow_links == 0, (text, stripped)
     assert len(got.sections) >= len(want.sections)
-    if "plaintext" not in text:  # the one element a serialiser cannot always write back
+    if writes_back(text):
         assert agrees(want, got), (text, stripped)
+
+
+def writes_back(text: str) -> bool:
+    """Whether the page's tree, serialised, reads back as the same tree. Not always so: a
+    <plaintext> foster-parented out of a table, or lexbor putting a reconstructed <a> inside a
+    <textarea>'s text. Strip mode must then still strip (above), but cannot keep all else."""
+    once = strip_view(text)
+    again = strip_view(LexborHTMLParser(text).html or "")
+    return (once.sections, once.kept_links, once.kept_text) == \
+        (again.sections, again.kept_links, again.kept_text)
 
 
 SECTION_PIECES = ["<!--", "<!", "</", "<?", " ", "\n", "\u3000", "/", "-", "robots", "ROBOTS",
@@ -259,3 +277,20 @@ def test_the_head_of_a_long_page_is_read_from_its_beginning() -> None:
         assert read(long_head, links=links).noindex
     assert read(long_head + "<body><!-- robots content=x -->", links=False).may_have_sections
     assert not read(long_head + "<body><p>robots</p>", links=False).may_have_sections
+
+
+@pytest.mark.parametrize("shift", range(-3, 4))
+@pytest.mark.parametrize("prefix", [8192, 131072])
+def test_a_long_head_is_read_whole_wherever_a_prefix_ends(prefix: int, shift: int) -> None:
+    # The head is first parsed from a prefix of the page; a prefix that ends on the '<' of the
+    # robots META must not pass for a page whose body has begun.
+    head = "<!doctype html><html><head><title>t</title>"
+    pad = '<link rel="preload" href="/x.css">'
+    while len(head) + len(pad) < prefix - 1 + shift:
+        head += pad
+    head += " " * (prefix - 1 + shift - len(head))
+    text = head + ('<meta name="robots" content="noindex, nofollow"></head>'
+                   "<body><p>hello</p></body></html>")
+    signals = read_page(text.encode(), now=0, content_type="text/html; charset=utf-8",
+                        links=False)
+    assert signals.noindex and signals.nofollow, text[prefix - 4 + shift:prefix + 4 + shift]
