@@ -28,6 +28,10 @@ from robotsgate.state.fleet import Fleet
 from robotsgate.state.pacing import Pacer
 from robotsgate.state.store import MemoryStore
 
+# Seconds the fleet's robots.txt fetch lock outlives the fetch timeout: its holder renews it
+# while the fetch runs, so this (plus the timeout) is what a holder that died costs the others.
+LOCK_MARGIN = 2.0
+
 
 @dataclass(frozen=True, slots=True)
 class Clocks:
@@ -101,7 +105,8 @@ def services(settings: Settings, upstream: Upstream, clocks: Clocks, metrics: Me
                       fallback=settings.redis_fallback, clock=clocks.clock, rules=rules,
                       local_store=local_store, local_pacer=pacer,
                       max_origins=settings.cache_size, max_wait=settings.max_wait,
-                      lock_ttl=2 * settings.fetch_timeout + 5, monotonic=clocks.monotonic)
+                      lock_ttl=settings.fetch_timeout + LOCK_MARGIN,
+                      monotonic=clocks.monotonic)
     store = fleet.store if fleet else local_store
     retrieval = Retrieval(fetcher, rules, store, clocks.clock, cache_ttl=settings.cache_ttl,
                           error_ttl=settings.error_ttl, metrics=metrics, archive=archive)

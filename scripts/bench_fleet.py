@@ -8,6 +8,13 @@ proxies, each round a fixed number of requests from concurrent keep-alive client
 so that both see the same machine. Target: Redis / memory >= 0.90.
 
     .venv/bin/python scripts/bench_fleet.py [--rounds 6] [--requests 3000] [--concurrency 32]
+    .venv/bin/python scripts/bench_fleet.py --faults
+
+--faults instead does to a private redis-server what an operator's bad day does, with two real
+proxies (fallback closed), and prints what each fault cost: a restart (requests refused after
+it, outages declared, time until the fleet answers again), a proxy killed -9 while it fetched a
+robots.txt the others wait for (time until they are answered), and Redis paused (SIGSTOP) for
+5 s (locks left behind, time until an origin asked for during the pause is answered).
 
 Needs redis-server (Debian: apt-get install redis-server). Besides requests/s it prints the
 requests per CPU-second of each mitmdump (less sensitive to the client sharing the machine)
@@ -16,7 +23,9 @@ and how many Redis round trips the Redis rounds cost.
 
 import argparse
 import asyncio
+import itertools
 import os
+import socket
 import subprocess
 import sys
 import tempfile
@@ -25,11 +34,13 @@ from pathlib import Path
 
 import httpx
 import redis
+import redis.asyncio
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from tests.e2e.machine import free_port  # noqa: E402  (needs the repository on the path)
+from tests.e2e.origins import Origin  # noqa: E402
 from tests.e2e.proxy import Proxy  # noqa: E402
 from tests.e2e.redis_server import RedisServer  # noqa: E402
 
@@ -40,11 +51,14 @@ ROBOTS = b"User-agent: *\nDisallow: /private\n"
 def reply(body):
     return b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: %d\r\n\r\n%s" % (
         len(body), body)
+DELAY = float(sys.argv[3]) if len(sys.argv) > 3 else 0.0  # before answering robots.txt
 async def serve(reader, writer):
     try:
         while True:
             head = await reader.readuntil(b"\r\n\r\n")
             path = head.split(b" ", 2)[1]
+            if path.endswith(b"/robots.txt") and DELAY:
+                await asyncio.sleep(DELAY)
             writer.write(reply(ROBOTS if path.endswith(b"/robots.txt") else b"ok\n"))
             await writer.drain()
     except (asyncio.IncompleteReadError, ConnectionError):
@@ -52,7 +66,8 @@ async def serve(reader, writer):
     finally:
         writer.close()
 async def main():
-    server = await asyncio.start_server(serve, "127.0.0.1", int(sys.argv[1]), backlog=1024)
+    server = await asyncio.start_server(serve, sys.argv[2] if len(sys.argv) > 2 else "127.0.0.1",
+                                        int(sys.argv[1]), backlog=1024)
     async with server:
         await server.serve_forever()
 asyncio.run(main())
@@ -97,12 +112,182 @@ def redis_commands(url: str) -> int:
     return sum(int(stats.get(f"cmdstat_{name}", {}).get("calls", 0)) for name in ROUND_TRIPS)
 
 
+def start_origin(host: str = "127.0.0.1", robots_delay: float = 0.0
+                 ) -> tuple[subprocess.Popen[bytes], str]:
+    port = free_port()
+    process = subprocess.Popen([sys.executable, "-c", ORIGIN, str(port), host, str(robots_delay)])
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            socket.create_connection((host, port), timeout=0.5).close()
+            return process, f"http://{host}:{port}"
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
+
+
+async def statuses(proxy_url: str, urls: list[str]) -> list[int]:
+    """Every URL at once through the proxy: their statuses (0: no answer)."""
+    async with httpx.AsyncClient(proxy=proxy_url, trust_env=False, timeout=60,
+                                 limits=httpx.Limits(max_connections=len(urls))) as client:
+        answers = await asyncio.gather(*(client.get(url) for url in urls),
+                                       return_exceptions=True)
+    return [a.status_code if isinstance(a, httpx.Response) else 0 for a in answers]
+
+
+def until_answered(proxy: Proxy, url: str, timeout: float = 60.0) -> float:
+    """Seconds until a request through the proxy is answered 200."""
+    start = time.monotonic()
+    while asyncio.run(statuses(proxy.url, [url])) != [200]:
+        if time.monotonic() - start > timeout:
+            raise RuntimeError(f"no 200 for {url} after {timeout} s")
+        time.sleep(0.05)
+    return time.monotonic() - start
+
+
+def faults() -> int:
+    origins: list[subprocess.Popen[bytes]] = []
+    try:
+        with tempfile.TemporaryDirectory() as workdir:
+            work = Path(workdir)
+            server = RedisServer(work / "redis")
+
+            def proxies(name: str, **options: object) -> list[Proxy]:
+                return [Proxy(work / f"{name}{i}", {
+                    "flow_detail": 0, "robots_audit_log": str(work / f"{name}{i}.jsonl"),
+                    "robots_redis": server.url, "robots_redis_prefix": f"{name}:", **options})
+                    for i in range(2)]
+
+            def origin(host: str = "127.0.0.1", robots_delay: float = 0.0) -> str:
+                process, url = start_origin(host, robots_delay)
+                origins.append(process)
+                return url
+
+            try:
+                # A restart (empty), the pools full of connections it closes.
+                fleet = proxies("restart")
+                warm = origin()
+                for p in fleet:
+                    asyncio.run(statuses(p.url, [f"{warm}/w/{i}" for i in range(100)]))
+                server.stop()
+                server.start()
+                started = time.monotonic()
+                back = max(until_answered(p, f"{warm}/back") for p in fleet)
+                refused = total = 0
+                for b in range(6):  # each burst to an origin new to the fleet
+                    site = origin(f"127.0.0.{21 + b}")
+                    for p in fleet:
+                        got = asyncio.run(statuses(p.url, [f"{site}/b/{i}" for i in range(100)]))
+                        refused += sum(s != 200 for s in got)
+                        total += len(got)
+                outages = [p.output().count(" is unreachable (") for p in fleet]
+                print(f"restart: answering again {back:.2f} s after Redis was; then 6 bursts "
+                      f"of 100 per proxy over {time.monotonic() - started - back:.1f} s: "
+                      f"{refused} of {total} requests refused; outages declared per proxy "
+                      f"{outages}")
+                for p in fleet:
+                    p.stop()
+
+                # The proxy fetching a robots.txt everyone waits for, killed -9.
+                fleet = proxies("holder")
+                slow = origin("127.0.0.31", robots_delay=2.0)
+                holder, other = fleet
+                assert holder.process is not None
+                first = subprocess.Popen([sys.executable, "-c",
+                                          "import httpx,sys; httpx.get(sys.argv[2], proxy="
+                                          "sys.argv[1], trust_env=False, timeout=30)",
+                                          holder.url, f"{slow}/first"],
+                                         stderr=subprocess.DEVNULL)
+                client = redis.Redis.from_url(server.url)
+                while not client.keys("holder:fetch:*"):
+                    time.sleep(0.01)
+                lease = client.pttl(client.keys("holder:fetch:*")[0])
+                client.close()
+                holder.process.kill()
+                killed = time.monotonic()
+                got = asyncio.run(statuses(other.url, [f"{slow}/w/{i}" for i in range(40)]))
+                print(f"lock holder killed -9 mid-fetch (lease {lease / 1000:.1f} s, "
+                      f"robots_fetch_timeout 10, robots.txt taking 2 s): the 40 waiting "
+                      f"requests answered {time.monotonic() - killed:.2f} s after the kill, "
+                      f"{got.count(200)} of 40 with 200")
+                first.kill()
+                other.stop()
+
+                # Redis paused for 5 s (SIGSTOP), requests to a new origin meanwhile.
+                fleet = proxies("pause")
+                paused_site = origin("127.0.0.41")
+                for p in fleet:
+                    asyncio.run(statuses(p.url, [f"{warm}/w/{i}" for i in range(20)]))
+                assert server.process is not None
+                server.pause()
+                during = asyncio.run(statuses(fleet[0].url, [f"{paused_site}/during"]))
+                time.sleep(5.0)
+                server.resume()
+                resumed = time.monotonic()
+                back = until_answered(fleet[1], f"{paused_site}/after")
+                client = redis.Redis.from_url(server.url)
+                orphans = client.keys("pause:fetch:*")
+                client.close()
+                print(f"Redis paused 5 s: during it {during}; the origin first asked for "
+                      f"during the pause answered {back:.2f} s after Redis resumed "
+                      f"({time.monotonic() - resumed:.2f}); locks left behind: {len(orphans)}")
+                for p in fleet:
+                    p.stop()
+
+                # Redis's memory lost (FLUSHDB) while paced requests are queued.
+                fleet = proxies("flush", robots_max_wait=60, robots_pacing_margin_ms=50)
+                site = Origin("127.0.0.51")
+                try:
+                    site.set_robots("User-agent: *\nCrawl-delay: 1\n")
+                    asyncio.run(statuses(fleet[0].url, [site.url("/warm")]))
+
+                    async def wave(name: str, count: int) -> list[int]:
+                        return [s for n, p in enumerate(fleet) for s in await statuses(
+                            p.url, [site.url(f"/{name}/{n}/{i}") for i in range(count)])]
+
+                    async def flushed() -> tuple[list[int], float]:
+                        queued = asyncio.ensure_future(wave("queued", 3))
+                        while not any(s.path.startswith("/queued/") for s in site.seen):
+                            await asyncio.sleep(0.01)
+                        flush = redis.asyncio.Redis.from_url(server.url)
+                        await flush.flushdb()
+                        await flush.aclose()
+                        flushed_at = time.monotonic()
+                        later = await wave("later", 2)
+                        return [*await queued, *later], flushed_at
+
+                    got, flushed_at = asyncio.run(flushed())
+                    arrivals = sorted(s.arrived for s in site.seen
+                                      if not s.path.startswith("/robots.txt"))
+                    gaps = [b - a for a, b in itertools.pairwise(arrivals)]
+                    after = min(a for a in arrivals if a > flushed_at)
+                    print(f"FLUSHDB with paced requests queued (Crawl-delay 1): "
+                          f"{got.count(200)} of {len(got)} answered 200; shortest gap at the "
+                          f"origin {min(gaps):.3f} s; first arrival after the flush "
+                          f"{after - flushed_at:.2f} s after it")
+                finally:
+                    site.stop()
+                    for p in fleet:
+                        p.stop()
+            finally:
+                server.stop()
+    finally:
+        for process in origins:
+            process.terminate()
+            process.wait(timeout=10)
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--requests", type=int, default=3000, help="per round and proxy")
     parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--faults", action="store_true", help="measure what faults cost")
     args = parser.parse_args()
+    if args.faults:
+        return faults()
 
     port = free_port()
     origin = subprocess.Popen([sys.executable, "-c", ORIGIN, str(port)])

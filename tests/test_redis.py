@@ -94,6 +94,27 @@ async def test_a_proxy_answers_from_its_mirror_without_asking_redis(redis_client
     assert await unmirrored.get("http://a.example") is None
 
 
+async def test_freshness_is_judged_on_redis_clock_not_the_writers(redis_clients, redis_prefix):
+    rules = RulesCache(10)
+    ahead = RedisStore(redis_clients(), prefix=redis_prefix, clock=lambda: time.time() + 3600,
+                       rules=rules, max_origins=100, lock_ttl=10.0)
+    behind = RedisStore(redis_clients(), prefix=redis_prefix, clock=lambda: time.time() - 3600,
+                        rules=rules, max_origins=100, lock_ttl=10.0)
+    on_time = redis_store(redis_clients(), redis_prefix, rules)
+    # Written by a proxy an hour ahead, fresh for 60 s from its fetch.
+    written = time.time() + 3600
+    await ahead.put("http://a.example", RobotsEntry(
+        "ok", "http://a.example/robots.txt", None, 200, hashlib.sha256(ROBOTS).hexdigest(),
+        written, written + 60, None, ROBOTS))
+    for reader, clock in ((on_time, 0.0), (behind, -3600.0)):
+        read = await reader.get("http://a.example")
+        assert read is not None
+        # Fresh for 60 s on the reader's own clock, whatever the writer's said.
+        expires_in = read.expires_at - (time.time() + clock)
+        assert 50 < expires_in <= 61, expires_in
+        assert abs(read.fetched_at - (time.time() + clock)) < 10
+
+
 async def test_something_else_under_the_key_counts_as_no_entry(redis_clients, redis_prefix):
     client = redis_clients()
     store = redis_store(client, redis_prefix)
@@ -141,10 +162,42 @@ async def test_a_holder_whose_fetch_failed_lets_the_others_take_over(redis_clien
     assert result.kind == "ok" and fetched_by_waiter == [True]
 
 
+async def test_the_lock_is_renewed_while_its_fetch_runs_past_its_lease(redis_clients,
+                                                                       redis_prefix):
+    lease = 0.3
+    holder_store = redis_store(redis_clients(), redis_prefix, lock_ttl=lease)
+    waiter_store = redis_store(redis_clients(), redis_prefix, lock_ttl=lease)
+    client = redis_clients()
+    fetching = asyncio.Event()
+    leases: list[int] = []
+    waiter_fetched: list[bool] = []
+
+    async def slow() -> RobotsEntry:
+        fetching.set()
+        for _ in range(8):  # several leases long
+            await asyncio.sleep(lease / 2)
+            leases.append(await client.pttl(holder_store.lock_key("http://a.example")))
+        await holder_store.put("http://a.example", entry())
+        return entry()
+
+    async def waiter_fetch() -> RobotsEntry:
+        waiter_fetched.append(True)
+        return entry()
+
+    holder = asyncio.create_task(holder_store.refresh("http://a.example", None, slow))
+    await fetching.wait()
+    result = await waiter_store.refresh("http://a.example", None, waiter_fetch)
+    await holder
+    assert waiter_fetched == [], "the waiter took over a lock whose holder was still fetching"
+    assert result.kind == "ok" and waiter_store.fetches_waited == 1
+    # Held all along, and never for much longer than a lease from any moment.
+    assert leases and all(0 < ms <= lease * 1000 for ms in leases), leases
+
+
 # -- the shared schedule --------------------------------------------------------------------------
 
 def redis_pacer(client: Redis, prefix: str, **kwargs: float) -> RedisPacer:
-    options: dict[str, float] = {"max_wait": 1000.0, **kwargs}
+    options: dict[str, float] = {"max_wait": 1000.0, "regroup": 0.1, **kwargs}
     return RedisPacer(client, prefix=prefix, max_hosts=100, **options)  # type: ignore[arg-type]
 
 
@@ -159,10 +212,13 @@ async def test_ordinary_answers_cost_no_round_trip(redis_clients, redis_prefix):
 def fleet_on(url: str, prefix: str, fallback: str = "closed", rules: RulesCache | None = None,
              **kwargs: float) -> Fleet:
     rules = RulesCache(10) if rules is None else rules
+    # A new fleet's first reservation waits for every proxy to re-assert what it knew (nothing
+    # here): kept short, except where that is what a test is about.
+    options: dict[str, float] = {"regroup": 0.1, **kwargs}
     return Fleet(url, prefix=prefix, fallback=fallback, clock=NOW,  # type: ignore[arg-type]
                  rules=rules, local_store=MemoryStore(100, rules),
                  local_pacer=Pacer(time.monotonic, max_wait=1000, max_hosts=100),
-                 max_origins=100, max_wait=1000, lock_ttl=10, retry_interval=0.05, **kwargs)
+                 max_origins=100, max_wait=1000, lock_ttl=10, retry_interval=0.05, **options)
 
 
 async def until(condition: Callable[[], Awaitable[bool]] | Callable[[], bool],
@@ -279,7 +335,7 @@ async def test_closed_refuses_while_redis_is_down_and_recovers(private_redis, fl
     private_redis.start()
     await until(lambda: not fleet.down, "back up")
     assert isinstance(await fleet.pacer.reserve("h.example", 1.0), Slot)
-    assert private_redis.stored_keys() == [b"rg:pace:h.example"]
+    assert private_redis.stored_keys() == [b"rg:epoch", b"rg:pace:h.example"]
 
 
 async def test_local_uses_this_proxys_memory_while_redis_is_down(private_redis, fleets, caplog):
@@ -315,6 +371,134 @@ async def test_local_uses_this_proxys_memory_while_redis_is_down(private_redis, 
     assert b"rg:pace:h.example" in private_redis.stored_keys()
 
 
+def outages_logged(records: list[logging.LogRecord]) -> int:
+    return sum(r.levelno == logging.ERROR and " is unreachable (" in r.getMessage()
+               for r in records)
+
+
+async def refused_in_bursts(fleet: Fleet, bursts: int = 6) -> int:
+    """Bursts of reservations and reads, as busy proxies make: how many were refused."""
+    refused = 0
+    for burst in range(bursts):
+        answers = await asyncio.gather(
+            *(fleet.pacer.reserve(f"h{i}.example", 0.0) for i in range(64)),
+            *(fleet.store.get(f"http://{burst}-{i}.example") for i in range(16)),
+            return_exceptions=True)
+        refused += sum(isinstance(a, SharedStateUnavailable) for a in answers)
+        assert not [a for a in answers if isinstance(a, BaseException) and
+                    not isinstance(a, SharedStateUnavailable)], answers
+        await asyncio.sleep(0.05)
+    return refused
+
+
+async def pooled_connections(fleet: Fleet, count: int = 48) -> None:
+    """Open many connections (every one of them before the restart that follows)."""
+    await asyncio.gather(*(fleet.pacer.reserve(f"h{i}.example", 1.0) for i in range(count)))
+    await until(lambda: fleet.shared_pacer.is_listening, "subscribed")
+    assert len(fleet.client.connection_pool._available_connections) > 8  # type: ignore[attr-defined]
+
+
+async def test_a_restarted_redis_costs_one_outage_and_no_refusal_after(private_redis, fleets,
+                                                                       caplog):
+    fleet = fleet_on(private_redis.url, "rg:", "closed")
+    fleets.append(fleet)
+    await pooled_connections(fleet)
+    with caplog.at_level(logging.WARNING, "robotsgate.fleet"):
+        private_redis.stop()
+        with pytest.raises(SharedStateUnavailable):
+            await fleet.pacer.reserve("h.example", 1.0)
+        private_redis.start()
+        await until(lambda: not fleet.down, "back up")
+        refused = await refused_in_bursts(fleet)
+    assert refused == 0, f"{refused} refused after Redis was back"
+    assert outages_logged(caplog.records) == 1, [r.getMessage() for r in caplog.records]
+
+
+async def test_a_restart_between_two_commands_is_no_outage_at_all(private_redis, fleets, caplog):
+    fleet = fleet_on(private_redis.url, "rg:", "closed")
+    fleets.append(fleet)
+    await pooled_connections(fleet)
+    with caplog.at_level(logging.WARNING, "robotsgate.fleet"):
+        private_redis.stop()
+        private_redis.start()
+        # The notice channel's connection was closed too: it comes back on its own.
+        await until(lambda: fleet.shared_pacer.is_listening and not fleet.down, "listening")
+        refused = await refused_in_bursts(fleet)
+    assert refused == 0, f"{refused} refused after Redis was back"
+    # The channel may have found Redis still down (an outage, rightly); never one more.
+    assert outages_logged(caplog.records) <= 1, [r.getMessage() for r in caplog.records]
+
+
+async def test_commands_that_timed_out_take_no_effect_when_a_paused_redis_runs_them(
+        private_redis, fleets):
+    locker = fleet_on(private_redis.url, "rg:", "closed", timeout=0.5)
+    pacer = fleet_on(private_redis.url, "rg:", "closed", timeout=0.5)
+    fleets += [locker, pacer]
+
+    async def fetch() -> RobotsEntry:
+        await locker.store.put("http://b.example", entry())
+        return entry()
+
+    # Both scripts known to Redis, and Redis's clock to both proxies.
+    locker.start()
+    await locker.store.refresh("http://b.example", None, fetch)
+    await pacer.pacer.reserve("other.example", 1.0)
+    await until(lambda: locker.shared_pacer.is_listening and pacer.shared_pacer.is_listening,
+                "subscribed")
+
+    private_redis.pause()
+    try:
+        with pytest.raises(SharedStateUnavailable):
+            await locker.store.refresh("http://a.example", None, fetch)
+        with pytest.raises(SharedStateUnavailable):
+            await pacer.pacer.reserve("h.example", 100.0)
+    finally:
+        private_redis.resume()  # Redis now runs the lock and the reservation, late
+    await until(lambda: not locker.down and not pacer.down, "back up")
+
+    assert private_redis.stored_keys("rg:fetch:*") == [], "a lock nobody holds"
+    # No slot was claimed by the reservation nobody waited for: the next one is now.
+    slot = await pacer.pacer.reserve("h.example", 100.0)
+    assert isinstance(slot, Slot) and slot.wait < 50, slot
+
+
+async def reserve_when_back(fleet: Fleet, host: str, interval: float) -> Slot:
+    """A reservation, once the fleet answers again (bounded)."""
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            slot = await fleet.pacer.reserve(host, interval)
+            assert isinstance(slot, Slot)
+            return slot
+        except SharedStateUnavailable:
+            assert time.monotonic() < deadline, "never back"
+            await asyncio.sleep(0.05)
+
+
+@pytest.mark.parametrize("loss", ["flushdb", "restart empty"])
+async def test_the_schedule_survives_redis_losing_its_memory(private_redis, fleets, loss):
+    a = fleet_on(private_redis.url, "rg:", "closed", regroup=1.0)
+    b = fleet_on(private_redis.url, "rg:", "closed", regroup=1.0)
+    fleets += [a, b]
+    assert (await a.pacer.reserve("h.example", 100.0)) == Slot(0.0, False)
+    second = await b.pacer.reserve("h.example", 100.0)  # b's slot, 100 s on: a knows nothing of it
+    assert isinstance(second, Slot) and second.wait > 90
+    await until(lambda: a.shared_pacer.is_listening and b.shared_pacer.is_listening,
+                "subscribed")
+    if loss == "flushdb":
+        admin = Redis.from_url(private_redis.url)
+        await admin.flushdb()
+        await admin.aclose()
+    else:
+        private_redis.stop()
+        private_redis.start()
+    assert private_redis.stored_keys() == []
+    # Asked of the proxy that knows only its own slot: b's is put back before it is decided.
+    third = await reserve_when_back(a, "h.example", 100.0)
+    assert third.wait > 150, f"{third}: sooner than 100 s after b's slot"
+    assert b"rg:pace:h.example" in private_redis.stored_keys()
+
+
 async def test_redis_down_from_the_start(tmp_path, fleets):
     server = RedisServer(tmp_path / "redis")
     server.stop()  # a port where nothing listens
@@ -324,6 +508,25 @@ async def test_redis_down_from_the_start(tmp_path, fleets):
         await closed.pacer.reserve("h.example", 1.0)
     assert await local.pacer.reserve("h.example", 1.0) == Slot(0.0, False)
     assert await local.store.get("http://a.example") is None
+
+
+async def test_a_redis_cluster_node_is_refused_saying_so(tmp_path, fleets, caplog):
+    node = RedisServer(tmp_path / "node", options=(
+        "--cluster-enabled", "yes", "--cluster-config-file", str(tmp_path / "nodes.conf")))
+    try:
+        fleet = fleet_on(node.url, "rg:", "closed")
+        fleets.append(fleet)
+        with caplog.at_level(logging.ERROR, "robotsgate.fleet"):
+            fleet.start()
+            await until(lambda: fleet.down, "refused")
+            with pytest.raises(SharedStateUnavailable, match="Redis Cluster node"):
+                await fleet.pacer.reserve("h.example", 1.0)
+            with pytest.raises(SharedStateUnavailable, match="Redis Cluster node"):
+                await fleet.store.get("http://a.example")
+        assert any("is a Redis Cluster node: not supported" in r.getMessage()
+                   for r in caplog.records), [r.getMessage() for r in caplog.records]
+    finally:
+        node.stop()
 
 
 # -- the options ----------------------------------------------------------------------------------

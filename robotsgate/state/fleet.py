@@ -20,11 +20,14 @@ from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.connection import parse_url
+from redis.exceptions import AskError, ClusterDownError, TryAgainError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
+from redis.maint_notifications import MaintNotificationsConfig
 
 from robotsgate.rules_cache import RulesCache
 from robotsgate.state.pacing import Pacer, Refusal, Slot
+from robotsgate.state.redis_clock import RedisClock
 from robotsgate.state.redis_pacing import RedisPacer
 from robotsgate.state.redis_store import RedisStore
 from robotsgate.state.store import MemoryStore, RobotsEntry
@@ -34,10 +37,36 @@ logger = logging.getLogger("robotsgate.fleet")
 
 Fallback = Literal["closed", "local"]
 FALLBACKS: tuple[Fallback, ...] = ("closed", "local")
-# What "Redis is unreachable" looks like; anything else is a bug and fails closed as one.
-UNREACHABLE = (RedisConnectionError, RedisTimeoutError, OSError)
+# What "Redis is unreachable" looks like; anything else is a bug and fails closed as one. A
+# Redis Cluster node answering for slots it does not serve counts: it is not usable here either
+# (the watcher then says why, see Unsupported).
+UNREACHABLE = (RedisConnectionError, RedisTimeoutError, OSError, AskError, ClusterDownError,
+               TryAgainError)
 DEFAULT_PREFIX = "robotsgate:"
 _STILL_DOWN_EVERY = 30.0  # seconds between the reminders that Redis is still unreachable
+_SYNC_EVERY = 30.0  # seconds between measurements of Redis's clock (clocks drift slowly)
+
+
+def connection_pool(url: str, max_connections: int, timeout: float) -> BlockingConnectionPool:
+    """Connections that are never trusted stale.
+
+    A pooled connection may have been closed by a Redis that restarted since: a command that
+    fails on one with a connection error is sent once more, on a fresh connection, before it
+    counts as Redis being unreachable. A timeout is never sent again: Redis may still run it
+    (it was slow, not gone), and it is evidence enough. redis-py's own check for connections
+    closed under it is skipped while "maintenance notifications" are on (their default with
+    RESP3), even against a Redis that sends none: they are off here. A burst of requests waits
+    for a connection (up to `timeout`) rather than failing when all of them are busy.
+    """
+    return BlockingConnectionPool.from_url(
+        url, max_connections=max_connections, timeout=timeout,
+        retry=Retry(NoBackoff(), 1, supported_errors=(RedisConnectionError,)),
+        maint_notifications_config=MaintNotificationsConfig(enabled=False),
+        socket_connect_timeout=timeout, socket_timeout=timeout)
+
+
+class Unsupported(Exception):
+    """The Redis at `robots_redis` is of a kind the fleet cannot use (a Redis Cluster node)."""
 
 
 class SharedStateUnavailable(Exception):
@@ -83,31 +112,33 @@ class Fleet:
                  rules: RulesCache, local_store: MemoryStore, local_pacer: Pacer,
                  max_origins: int, max_wait: float, lock_ttl: float, retry_interval: float = 0.5,
                  timeout: float = 2.0, idle_ttl: float = 5.0, max_connections: int = 64,
-                 monotonic: Callable[[], float] = time.monotonic) -> None:
+                 monotonic: Callable[[], float] = time.monotonic, regroup: float = 2.0) -> None:
         self.url = url
         self.fallback = fallback
         self._retry_interval = retry_interval
         self._monotonic = monotonic
-        # No retries inside redis-py: a failed command means "unreachable" at once, and the
-        # watcher below is the one that retries. A burst of requests waits for a connection
-        # (up to `timeout`) rather than failing when all of them are busy.
-        self.client: Redis = Redis.from_pool(BlockingConnectionPool.from_url(
-            url, max_connections=max_connections, timeout=timeout, retry=Retry(NoBackoff(), 0),
-            socket_connect_timeout=timeout, socket_timeout=timeout))
+        self.client: Redis = Redis.from_pool(connection_pool(url, max_connections, timeout))
+        # Fenced commands must run within half the time this proxy waits for them (real time:
+        # the sockets' timeouts do not follow an injected clock).
+        self.redis_clock = RedisClock(self.client, fence=timeout / 2)
         # Bodies read from Redis are parsed through the same cache as this proxy's own.
         self.shared_store = RedisStore(self.client, prefix=prefix, clock=clock, rules=rules,
-                                       max_origins=max_origins, lock_ttl=lock_ttl)
+                                       max_origins=max_origins, lock_ttl=lock_ttl,
+                                       redis_clock=self.redis_clock)
         self.shared_pacer = RedisPacer(self.client, prefix=prefix, max_wait=max_wait,
                                        max_hosts=max_origins, idle_ttl=idle_ttl,
-                                       monotonic=monotonic)
+                                       monotonic=monotonic, redis_clock=self.redis_clock,
+                                       regroup=regroup)
         self.local_store = local_store
         self.local_pacer = local_pacer
         self.store = FleetStore(self)
         self.pacer = FleetPacer(self)
         self.down = False
+        self.outages = 0  # outages declared, for tests and benchmarks
         self._down_since = 0.0
         self._reminded = 0.0
         self._why = "no answer"  # the last failure, for the refusals' audit records
+        self._said_cluster = False
         self._watcher: asyncio.Task[None] | None = None
 
     # -- reachability ------------------------------------------------------------------------------
@@ -123,7 +154,10 @@ class Fleet:
         self._why = _why(exc)
         if not self.down:
             self.down = True
+            self.outages += 1
             self._down_since = self._reminded = now
+            # The Redis that answers next may be another machine (a failover): its clock too.
+            self.redis_clock.forget()
             self.shared_pacer.listening(False)
             if self.fallback == "closed":
                 logger.error(
@@ -153,34 +187,62 @@ class Fleet:
     async def _watch(self) -> None:
         """Keep the notice channel subscribed; it also tells when Redis goes and comes back."""
         pacer = self.shared_pacer
+        fresh = False  # whether the last attempt was on connections opened for it
         while True:
             pubsub = self.client.pubsub()
             try:
                 await pubsub.subscribe(pacer.channel)
-                await self.client.ping()
+                await self.redis_clock.sync()  # also the evidence that commands get through
+                await self._refuse_cluster()
+                if await pacer.regrouping():
+                    # Redis lost the schedule (restarted empty, say) while this proxy was away
+                    # from it: put back what this proxy knows, before anything is decided.
+                    await pacer.reassert()
                 await self._hand_over()
                 pacer.listening(True)
                 self._back()
+                fresh = False
+                synced = self._monotonic()
                 while True:
                     message = await pubsub.get_message(ignore_subscribe_messages=True,
                                                        timeout=1.0)
-                    if message is not None and message.get("type") == "message":
-                        pacer.notice(message["data"])
+                    if message is not None and message.get("type") == "message" and \
+                            pacer.notice(message["data"]) == "regroup":
+                        await pacer.reassert()
                     if self.down:
                         # A command failed while the channel stayed up: ask Redis directly.
-                        await self.client.ping()
+                        await self.redis_clock.sync()
                         await self._hand_over()
                         pacer.listening(True)
                         self._back()
+                    elif abs(self._monotonic() - synced) >= _SYNC_EVERY:
+                        synced = self._monotonic()
+                        await self.redis_clock.sync()
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # whatever it was, shared state cannot be trusted now
                 pacer.listening(False)
+                if isinstance(exc, RedisConnectionError) and not fresh and not self.down:
+                    # The channel's connection was closed (a Redis restart, say): only a fresh
+                    # one failing too says that Redis is gone. Try one at once.
+                    fresh = True
+                    continue
                 self.failed(exc)
             finally:
                 with contextlib.suppress(Exception):
                     await pubsub.aclose()  # type: ignore[no-untyped-call]
             await asyncio.sleep(self._retry_interval)
+
+    async def _refuse_cluster(self) -> None:
+        info = await self.client.info("cluster")
+        if not info.get("cluster_enabled"):
+            return
+        if not self._said_cluster:
+            self._said_cluster = True
+            logger.error("robotsgate: Redis at %s is a Redis Cluster node: not supported; "
+                         "robots_redis must name a single Redis (a primary, or the one address "
+                         "of a primary and its replicas)", redacted(self.url))
+        raise Unsupported("a Redis Cluster node, not supported")
 
     async def _hand_over(self) -> None:
         """Back from an outage in `local` mode: what this proxy scheduled alone joins Redis."""

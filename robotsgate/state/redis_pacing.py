@@ -12,30 +12,58 @@ Hot path: a host with no interval of its own and nothing scheduled (the common c
 Redis round trip. The script says when a host is idle, the proxy remembers that, and forgets it
 as soon as a notice on `{prefix}pace` says the host became busy or paused somewhere in the fleet.
 Idle knowledge is trusted only while the notice channel is subscribed (see fleet.Fleet).
+
+Losing Redis's memory (restarted empty, FLUSHDB, a failover to a replica that lagged) must not
+lose the schedule: the next request would get "now", however recently the last one left. So
+`{prefix}epoch` says the fleet's schedule is whole. When it is missing, whoever notices first
+(a reservation, or a proxy's watcher on reconnecting) sets it to "regrouping until now +
+`regroup`" and says so on the channel; every proxy then re-asserts the latest start and pause it
+knows of each host (what its own reservations were told, on Redis's clock), merged so that the
+later wins, and reservations wait for the regrouping to end before they are decided.
 """
 
+import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from cachetools import LRUCache
 from redis.asyncio import Redis
 
 from robotsgate.state.pacing import Refusal, Slot
+from robotsgate.state.redis_clock import FENCE, RedisClock
 
-# KEYS[1] host hash. ARGV: interval, max_wait, channel, host, keep (seconds the hash outlives
-# its last use, so the backoff counter is remembered between pauses).
-_RESERVE = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
-local interval = tonumber(ARGV[1])
+# Whether the schedule is whole; `epoch_key`, ARGV[2] regroup seconds, ARGV[3] the channel.
+# Sets `regrouping` to the seconds to wait before anything is decided, or nil.
+_EPOCH = """
+local regrouping = nil
+local epoch = redis.call('GET', epoch_key)
+if not epoch then
+  redis.call('SET', epoch_key, string.format('%.6f', now + tonumber(ARGV[2])))
+  redis.call('PUBLISH', ARGV[3], 'regroup *')
+  regrouping = tonumber(ARGV[2])
+elseif tonumber(epoch) > now then
+  regrouping = tonumber(epoch) - now
+end
+"""
+
+# KEYS[1] host hash, KEYS[2] epoch. ARGV: deadline (the fence, see redis_clock.py: a slot
+# claimed after its sender gave up would be a slot nobody uses, and delay every request after
+# it), regroup, channel, interval, max_wait, host, keep (seconds the hash outlives its last use,
+# so the backoff counter is remembered between pauses).
+# Returns {wait, paused, idle, refused, regrouping, next, paused_until} (times on Redis's clock).
+_RESERVE = FENCE + "local epoch_key = KEYS[2]\n" + _EPOCH + """
+if regrouping then
+  return {string.format('%.6f', regrouping), 0, 0, 0, 1, '0', '0'}
+end
+local interval = tonumber(ARGV[4])
 local state = redis.call('HMGET', KEYS[1], 'next', 'paused_until')
 local nxt = tonumber(state[1]) or 0
 local paused_until = tonumber(state[2]) or 0
 if nxt <= now and paused_until <= now then
   if interval <= 0 then
-    return {'0', 0, 1, 0}
+    return {'0', 0, 1, 0, 0, '0', '0'}
   end
-  redis.call('PUBLISH', ARGV[3], 'busy ' .. ARGV[4])
+  redis.call('PUBLISH', ARGV[3], 'busy ' .. ARGV[6])
 end
 local slot = math.max(now, nxt, paused_until)
 local paused = 0
@@ -43,13 +71,39 @@ if paused_until > now and paused_until >= nxt then
   paused = 1
 end
 local wait = slot - now
-if wait > tonumber(ARGV[2]) then
-  return {string.format('%.6f', wait), paused, 0, 1}
+if wait > tonumber(ARGV[5]) then
+  return {string.format('%.6f', wait), paused, 0, 1, 0, string.format('%.6f', nxt),
+          string.format('%.6f', paused_until)}
 end
 redis.call('HSET', KEYS[1], 'next', string.format('%.6f', slot + interval))
 local last = math.max(slot + interval, paused_until)
-redis.call('PEXPIRE', KEYS[1], math.ceil((last - now + tonumber(ARGV[5])) * 1000))
-return {string.format('%.6f', wait), paused, 0, 0}
+redis.call('PEXPIRE', KEYS[1], math.ceil((last - now + tonumber(ARGV[7])) * 1000))
+return {string.format('%.6f', wait), paused, 0, 0, 0, string.format('%.6f', slot + interval),
+        string.format('%.6f', paused_until)}
+"""
+
+# KEYS[1] epoch. ARGV: deadline ('': none), regroup, channel. Seconds the regrouping lasts yet.
+_REGROUPING = FENCE + "local epoch_key = KEYS[1]\n" + _EPOCH + """
+return string.format('%.6f', regrouping or 0)
+"""
+
+# KEYS[1] host hash. ARGV: next, paused_until (on Redis's clock), keep, channel, host. What one
+# proxy knew of a host's schedule, re-asserted after Redis lost it: the later wins.
+_REASSERT = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+local state = redis.call('HMGET', KEYS[1], 'next', 'paused_until')
+local nxt = math.max(tonumber(state[1]) or 0, tonumber(ARGV[1]))
+local paused_until = math.max(tonumber(state[2]) or 0, tonumber(ARGV[2]))
+if math.max(nxt, paused_until) <= now then
+  return 0
+end
+redis.call('HSET', KEYS[1], 'next', string.format('%.6f', nxt),
+           'paused_until', string.format('%.6f', paused_until))
+redis.call('PEXPIRE', KEYS[1],
+           math.ceil((math.max(nxt, paused_until) - now + tonumber(ARGV[3])) * 1000))
+redis.call('PUBLISH', ARGV[4], 'busy ' .. ARGV[5])
+return 1
 """
 
 # KEYS[1] host hash. ARGV: retry_after seconds ('' when the origin sent none), backoff base,
@@ -70,7 +124,7 @@ redis.call('HSET', KEYS[1], 'paused_until', string.format('%.6f', paused_until))
 local last = math.max(tonumber(state[1]) or 0, paused_until)
 redis.call('PEXPIRE', KEYS[1], math.ceil((last - now + tonumber(ARGV[6])) * 1000))
 redis.call('PUBLISH', ARGV[4], 'pause ' .. ARGV[5])
-return string.format('%.6f', pause)
+return {string.format('%.6f', pause), string.format('%.6f', paused_until)}
 """
 
 # KEYS[1] host hash. ARGV: seconds to the next start, seconds paused, keep. A schedule kept
@@ -99,8 +153,13 @@ class RedisPacer:
 
     def __init__(self, client: "Redis", *, prefix: str, max_wait: float, max_hosts: int,
                  backoff_base: float = 1.0, backoff_cap: float = 300.0, idle_ttl: float = 5.0,
-                 keep: float = 3600.0, monotonic: Callable[[], float] = time.monotonic) -> None:
+                 keep: float = 3600.0, monotonic: Callable[[], float] = time.monotonic,
+                 redis_clock: RedisClock | None = None, regroup: float = 2.0,
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
+        """`regroup`: seconds that reservations wait, after Redis lost the schedule, for every
+        proxy to re-assert what it knew (more than the fleet's retry interval)."""
         self._redis = client
+        self._redis_clock = RedisClock(client) if redis_clock is None else redis_clock
         self._prefix = prefix
         self.max_wait = max_wait
         self._backoff_base = backoff_base
@@ -109,7 +168,13 @@ class RedisPacer:
         self._idle_ttl = idle_ttl
         self._keep = keep
         self._monotonic = monotonic
+        self._regroup = regroup
+        self._sleep = sleep
+        # host -> (next, paused_until) on Redis's clock: the latest this proxy was told.
+        self._known: LRUCache[str, tuple[float, float]] = LRUCache(maxsize=max_hosts)
         self._reserve = client.register_script(_RESERVE)
+        self._regrouping = client.register_script(_REGROUPING)
+        self._reassert = client.register_script(_REASSERT)
         self._pushback = client.register_script(_PUSHBACK)
         self._adopt = client.register_script(_ADOPT)
         self._idle: LRUCache[str, float] = LRUCache(maxsize=max_hosts)  # host -> trusted until
@@ -137,13 +202,43 @@ class RedisPacer:
     def is_listening(self) -> bool:
         return self._listening
 
-    def notice(self, message: bytes) -> None:
-        """'busy HOST' or 'pause HOST', from any proxy of the fleet (this one too)."""
+    def notice(self, message: bytes) -> str:
+        """'busy HOST', 'pause HOST' or 'regroup *', from any proxy of the fleet (this one too):
+        its kind. On 'regroup' the caller re-asserts (`reassert`)."""
         kind, _, host = message.decode(errors="replace").partition(" ")
         self._notices += 1
+        if kind == "regroup":
+            self._idle.clear()
         self._idle.pop(host, None)
         if kind == "pause":
             self._backing_off[host] = True
+        return kind
+
+    @property
+    def epoch_key(self) -> str:
+        return f"{self._prefix}epoch"
+
+    async def regrouping(self) -> float:
+        """Seconds the fleet is still regrouping (0: the schedule is whole); starts a
+        regrouping if Redis lost the schedule. One round trip."""
+        return float(await self._regrouping(keys=[self.epoch_key],
+                                            args=["", repr(self._regroup), self.channel]))
+
+    async def reassert(self) -> None:
+        """Redis lost the schedule: put back what this proxy knows of it (later wins)."""
+        now = await self._redis_clock.now()
+        for host, (nxt, paused_until) in list(self._known.items()):
+            if max(nxt, paused_until) > now:
+                self.round_trips += 1
+                await self._reassert(keys=[self.key(host)],
+                                     args=[repr(nxt), repr(paused_until), repr(self._keep),
+                                           self.channel, host])
+
+    def _learn(self, host: str, nxt: float, paused_until: float) -> None:
+        known = self._known.get(host)
+        if known is not None:
+            nxt, paused_until = max(nxt, known[0]), max(paused_until, known[1])
+        self._known[host] = (nxt, paused_until)
 
     # -- the Pacing interface ----------------------------------------------------------------
 
@@ -154,12 +249,19 @@ class RedisPacer:
             until = self._idle.get(host)
             if until is not None and until > self._monotonic():
                 return _FREE
-        seen = self._notices
-        self.round_trips += 1
-        wait_s, paused, idle, refused = await self._reserve(
-            keys=[self.key(host)],
-            args=[repr(max(interval, 0.0)), repr(float(limit)), self.channel, host,
-                  repr(self._keep)])
+        while True:
+            seen = self._notices
+            self.round_trips += 1
+            wait_s, paused, idle, refused, regrouping, nxt, paused_until = \
+                await self._redis_clock.run(
+                    self._reserve, [self.key(host), self.epoch_key],
+                    [repr(self._regroup), self.channel, repr(max(interval, 0.0)),
+                     repr(float(limit)), host, repr(self._keep)])
+            if not regrouping:
+                break
+            # Nothing is decided until every proxy has put back what it knew.
+            await self.reassert()
+            await self._sleep(float(wait_s))
         if idle:
             # Only if no notice came in while the script ran: it might have been about this
             # host, and handled before this answer arrived.
@@ -167,6 +269,7 @@ class RedisPacer:
                 self._idle[host] = self._monotonic() + self._idle_ttl
             return _FREE
         self._idle.pop(host, None)
+        self._learn(host, float(nxt), float(paused_until))  # to put back if Redis loses it
         wait = float(wait_s)
         if refused:
             return Refusal(wait, bool(paused))
@@ -176,11 +279,12 @@ class RedisPacer:
         self._idle.pop(host, None)
         self._backing_off[host] = True
         self.round_trips += 1
-        pause = await self._pushback(
+        pause, paused_until = await self._pushback(
             keys=[self.key(host)],
             args=["" if retry_after is None else repr(float(retry_after)),
                   repr(self._backoff_base), repr(self._backoff_cap), self.channel, host,
                   repr(self._keep)])
+        self._learn(host, 0.0, float(paused_until))
         return float(pause)
 
     async def recovered(self, host: str) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import signal
 import socket
 import subprocess
 import time
@@ -73,9 +74,11 @@ def ping(port: int, host: str = "127.0.0.1") -> bool:
 class RedisServer:
     """A private ``redis-server`` on a free port of 127.0.0.1, nothing kept on disk."""
 
-    def __init__(self, workdir: Path) -> None:
+    def __init__(self, workdir: Path, *, options: tuple[str, ...] = ()) -> None:
+        """`options`: more redis-server arguments (such as --cluster-enabled yes)."""
         self.binary = require_tool("redis-server")
         self.workdir = workdir
+        self.options = options
         workdir.mkdir(parents=True, exist_ok=True)
         self.port = free_port()
         self.process: subprocess.Popen[bytes] | None = None
@@ -91,7 +94,7 @@ class RedisServer:
         self.process = subprocess.Popen(
             [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
              "--appendonly", "no", "--dir", str(self.workdir),
-             "--logfile", str(self.workdir / "redis.log")],
+             "--logfile", str(self.workdir / "redis.log"), *self.options],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + START_TIMEOUT
         while not ping(self.port):
@@ -105,12 +108,23 @@ class RedisServer:
         proc = self.process
         if proc is None or proc.poll() is not None:
             return
+        proc.send_signal(signal.SIGCONT)  # a paused Redis would not hear the TERM
         proc.terminate()
         try:
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout=10)
+
+    def pause(self) -> None:
+        """SIGSTOP: Redis neither answers nor runs anything, but keeps what it was sent."""
+        assert self.process is not None and self.process.poll() is None
+        self.process.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        """SIGCONT: Redis runs what it was sent meanwhile, late."""
+        assert self.process is not None
+        self.process.send_signal(signal.SIGCONT)
 
     def stored_keys(self, pattern: str = "*") -> list[bytes]:
         import redis

@@ -7,13 +7,16 @@ own redis-server. Time is asserted as lower bounds only.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
 import pytest
+import redis
 
 from .clients import CLIENT_TIMEOUT, Resp, curl, httpx_call, requests_call, run_concurrently
 from .origins import Origin
@@ -177,6 +180,138 @@ def test_redis_down_with_fallback_local_forwards_and_says_so_loudly(
     arrivals = sorted(s.arrived for s in site.seen if not s.path.startswith("/robots.txt"))
     gaps = [b - a for a, b in itertools.pairwise(arrivals)]
     assert min(gaps) >= 1.0, gaps
+
+
+def bursts(proxies: list[Proxy], sites: list[Origin], size: int) -> list[int]:
+    """A burst of `size` concurrent requests through each proxy to each site in turn, each
+    site new to the fleet (so every burst needs Redis: robots.txt, its lock, the schedule):
+    their statuses."""
+
+    async def run() -> list[int]:
+        clients = [httpx.AsyncClient(proxy=p.url, trust_env=False, timeout=CLIENT_TIMEOUT,
+                                     limits=httpx.Limits(max_connections=size))
+                   for p in proxies]
+        statuses: list[int] = []
+        try:
+            for r, site in enumerate(sites):
+                answers = await asyncio.gather(*(
+                    c.get(site.url(f"/burst/{r}/{n}/{i}"))
+                    for n, c in enumerate(clients) for i in range(size)))
+                statuses += [a.status_code for a in answers]
+                await asyncio.sleep(0.2)
+        finally:
+            for c in clients:
+                await c.aclose()
+        return statuses
+
+    return asyncio.run(run())
+
+
+def test_after_a_redis_restart_no_request_is_refused_and_no_outage_repeats(
+        origin: Callable[..., Origin], proxy: Callable[..., Proxy],
+        private_redis: RedisServer) -> None:
+    site = origin(robots="User-agent: *\nDisallow: /private\n")
+    later = [origin(host=f"127.0.0.{11 + i}", robots="User-agent: *\nDisallow: /private\n")
+             for i in range(6)]
+    proxies = fleet(proxy, 2, private_redis.url, "rg:", robots_redis_fallback="closed")
+    # Every proxy's pool full of connections that the restart will close under it.
+    assert bursts(proxies, [site], 100) == [200] * 200
+
+    private_redis.stop()
+    for p in proxies:
+        until(lambda p=p: answer(p, site.url("/during")), lambda r: r.status == 503,
+              "a refusal while Redis is down")
+    private_redis.start()
+    for p in proxies:
+        until(lambda p=p: answer(p, site.url("/after")), lambda r: r.status == 200,
+              "service again")
+
+    statuses = bursts(proxies, later, 100)
+    assert statuses.count(200) == len(statuses), \
+        f"{len(statuses) - statuses.count(200)} of {len(statuses)} refused after recovery"
+    for p in proxies:
+        assert p.output().count(" is unreachable (") == 1, p.output()
+        assert "reachable again" in p.output()
+
+
+def test_a_lock_holder_killed_mid_fetch_costs_the_others_one_short_lease(
+        origin: Callable[..., Origin], proxy: Callable[..., Proxy], prefix: str) -> None:
+    fetch_timeout = 3
+    site = origin()
+    # Slow enough to kill the proxy fetching it, fast enough for the next one to finish.
+    site.set_robots("User-agent: *\nDisallow: /private\n", delay=2.0)
+    holder, other = fleet(proxy, 2, SHARED_URL, prefix, robots_fetch_timeout=fetch_timeout)
+    doomed = threading.Thread(target=lambda: _ignore_errors(
+        lambda: answer(holder, site.url("/first"))), daemon=True)
+    doomed.start()
+    deadline = time.monotonic() + 20
+    while not site.robots_fetches():
+        assert time.monotonic() < deadline, "the holder never fetched robots.txt"
+        time.sleep(0.01)
+    admin = redis.Redis.from_url(SHARED_URL)
+    try:
+        [lock] = admin.keys(f"{prefix}fetch:*")
+        lease = admin.pttl(lock)
+    finally:
+        admin.close()
+    # About as long as the fetch it guards, not a multiple of it.
+    assert 0 < lease <= (fetch_timeout + 2) * 1000, lease
+    assert holder.process is not None
+    holder.process.kill()
+    holder.process.wait(timeout=10)
+
+    calls = [(lambda i=i: answer(other, site.url(f"/after/{i}"))) for i in range(40)]
+    assert [r.status for r in run_concurrently(calls)] == [200] * 40
+    # The dead holder's fetch, then exactly one more: the others waited for one another.
+    assert len(site.robots_fetches()) == 2
+    assert all(site.saw(f"/after/{i}") for i in range(40))
+
+
+def _ignore_errors(call: Callable[[], object]) -> None:
+    with contextlib.suppress(Exception):  # the proxy it went through was killed under it
+        call()
+
+
+@pytest.mark.parametrize("loss", ["flushdb", "restart empty"])
+def test_requests_queued_when_redis_loses_its_memory_keep_their_spacing(
+        origin: Callable[..., Origin], proxy: Callable[..., Proxy],
+        private_redis: RedisServer, loss: str) -> None:
+    site = origin(robots="User-agent: *\nCrawl-delay: 1\n")
+    proxies = fleet(proxy, 2, private_redis.url, "rg:", robots_max_wait=60,
+                    robots_pacing_margin_ms=50)
+    assert answer(proxies[0], site.url("/warm")).status == 200
+    queued = [(lambda i=i: answer(proxies[i % 2], site.url(f"/queued/{i}"))) for i in range(6)]
+    later = [(lambda i=i: answer(proxies[i % 2], site.url(f"/later/{i}"))) for i in range(4)]
+    results: list[Resp] = []
+
+    def first_wave() -> None:
+        results.extend(run_concurrently(queued))
+
+    wave = threading.Thread(target=first_wave)
+    wave.start()
+    # Some of them have left, the others wait for slots Redis is about to forget.
+    deadline = time.monotonic() + 20
+    while not site.saw("/queued/0") and not site.saw("/queued/1"):
+        assert time.monotonic() < deadline, "nothing left"
+        time.sleep(0.01)
+    if loss == "flushdb":
+        admin = redis.Redis.from_url(private_redis.url)
+        admin.flushdb()
+        admin.close()
+    else:
+        private_redis.stop()
+        private_redis.start()
+        # An outage, rightly (closed): answered 503 until each proxy has Redis again.
+        for n, p in enumerate(proxies):
+            until(lambda n=n, p=p: answer(p, site.url(f"/back/{n}")),
+                  lambda r: r.status == 200, "service again")
+    results.extend(run_concurrently(later))
+    wave.join(timeout=60)
+    assert len(results) == 10 and all(r.status == 200 for r in results), results
+
+    arrivals = sorted(s.arrived for s in site.seen if not s.path.startswith("/robots.txt"))
+    gaps = [b - a for a, b in itertools.pairwise(arrivals)]
+    assert len(arrivals) >= 11 and min(gaps) >= 1.0, gaps
 
 
 def test_a_bad_redis_url_stops_the_proxy_at_start_up(tmp_path: Path) -> None:

@@ -1,0 +1,109 @@
+"""Redis's clock (TIME) as this proxy sees it, and fences on it.
+
+Every time the fleet shares is on Redis's clock, never a proxy's: proxies' clocks disagree (a
+proxy an hour ahead must not make a copy look fresh for an hour to the others), Redis's is one.
+The offset between Redis's TIME and this proxy's monotonic clock is measured with a round trip
+(on first use, then each time the fleet's watcher asks), so that reading it costs nothing on the
+hot path; its error is at most half a round trip.
+
+A fence makes a write that arrives late harmless. A command that timed out here may still run
+in Redis afterwards (Redis was paused, not gone): it would claim a fetch lock that nobody holds,
+or a slot that nobody uses. Each such command carries a deadline on Redis's clock, shortly
+before this proxy stops waiting for it; the script that runs it after that deadline changes
+nothing and answers LATE, which reads here as the timeout it is.
+"""
+
+import math
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from redis.asyncio import Redis
+from redis.commands.core import AsyncScript
+from redis.exceptions import ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+# The Lua that a fenced script starts with: ARGV[1] is the deadline ('' for none), and `now`
+# is Redis's time, in seconds.
+FENCE = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+if ARGV[1] ~= '' and now > tonumber(ARGV[1]) then
+  return redis.error_reply('LATE the sender gave up on this command')
+end
+"""
+
+# A measurement whose round trip took longer than this says too little to replace a better one.
+_TRUSTED_RTT = 0.1
+
+
+class RedisClock:
+    def __init__(self, client: "Redis", *, fence: float = 1.0,
+                 monotonic: Callable[[], float] = time.monotonic) -> None:
+        """`fence`: seconds after sending within which a fenced command must run in Redis; less
+        than the client's timeout, so that nothing it gave up on can still run."""
+        self._redis = client
+        self._fence = fence
+        self._monotonic = monotonic
+        self._offset: float | None = None
+        self._rtt = math.inf
+        self.generation = 0  # measurements taken: what was derived from an older one is stale
+
+    async def sync(self) -> None:
+        """Measure the offset again (one round trip)."""
+        before = self._monotonic()
+        seconds, micros = await self._redis.time()
+        after = self._monotonic()
+        rtt = after - before
+        if self._offset is None or rtt <= max(_TRUSTED_RTT, self._rtt):
+            # Redis answered somewhere within the round trip: its middle is the best guess.
+            self._offset = seconds + micros / 1e6 - (before + after) / 2
+            self._rtt = rtt
+            self.generation += 1
+
+    async def now(self) -> float:
+        """Redis's time now, in seconds since the epoch (a round trip only the first time)."""
+        if self._offset is None:
+            await self.sync()
+        assert self._offset is not None
+        return self._monotonic() + self._offset
+
+    def known(self) -> bool:
+        return self._offset is not None
+
+    async def deadline(self) -> str:
+        """The fence for a command sent now: its ARGV[1]."""
+        return repr(await self.now() + self._fence)
+
+    async def run(self, script: "AsyncScript", keys: list[str], args: list[str]) -> Any:
+        """Run a fenced script (ARGV[1] its deadline, then `args`).
+
+        The deadline is taken once the command has a connection: a burst may wait for one
+        (the pool's timeout), and only from the moment it is sent does this proxy wait the
+        socket's timeout for the answer.
+        """
+        async with self._redis.client() as single:
+            deadline = await self.deadline()
+            try:
+                return await fenced(script(keys=keys, args=[deadline, *args], client=single))
+            except RedisTimeoutError:
+                # Late while this proxy still waited: Redis was slow, or its clock is not the
+                # one measured (another machine since a failover). Measure it again.
+                self.forget()
+                raise
+
+    def forget(self) -> None:
+        """Redis may be another machine now (a restart elsewhere, a failover): measure anew."""
+        self._offset = None
+        self._rtt = math.inf
+        self.generation += 1
+
+
+async def fenced[T](call: Awaitable[T]) -> T:
+    """The answer of a fenced script; LATE (it ran after its deadline) raises a timeout."""
+    try:
+        return await call
+    except ResponseError as exc:
+        if str(exc).startswith("LATE"):
+            raise RedisTimeoutError(f"Redis ran a command too late ({exc})") from None
+        raise
