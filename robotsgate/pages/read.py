@@ -24,19 +24,36 @@ def is_html(content_type: str | None) -> bool:
     return content_type.partition(";")[0].strip().lower() in HTML_TYPES
 
 
-# A charset whose bytes are not ASCII-compatible: the byte check cannot see into such a page.
-_WIDE_CHARSET = re.compile(r"utf-?(?:16|32)", re.IGNORECASE)
+_CHARSET = re.compile(r"charset\s*=\s*[\"']?([^\s;\"']+)", re.IGNORECASE)
+_PROBE = "robots tdm-reservation &#"
+
+
+def _bytes_readable(content_type: str | None) -> bool:
+    """Whether the byte check can see into a page of this Content-Type: its charset writes
+    ASCII as ASCII and keeps no state (UTF-16, UTF-32 and EBCDIC do not; ISO-2022 may put an
+    escape inside a word), whatever the label's spelling (utf_16, u16)."""
+    found = _CHARSET.search(content_type or "")
+    if found is None:
+        return True
+    label = found[1].lower()
+    if "2022" in label:
+        return False
+    try:
+        return _PROBE.encode(label) == _PROBE.encode("ascii")
+    except (LookupError, UnicodeError):
+        return True  # a charset Python does not know: decoded as the default, ASCII-compatible
 
 
 def can_have_signals(body: bytes, content_type: str | None, agents: Iterable[str]) -> bool:
     """False when the page's own bytes cannot hold a robots signal for these agents.
 
     One byte search instead of a decode and a parse: most pages say nothing to robots. Only
-    for ASCII-compatible bytes: a page in UTF-16 or UTF-32 (by its byte-order mark or its
-    Content-Type) is always read in full. X-Robots-Tag headers are not looked at here.
+    for bytes that spell ASCII as ASCII: a page in UTF-16, UTF-32 or EBCDIC (by its byte-order
+    mark or its Content-Type), or with ISO-2022 escapes, is always read in full. X-Robots-Tag
+    headers are not looked at here.
     """
-    if body.startswith((b"\xff\xfe", b"\xfe\xff")) or \
-            (content_type and _WIDE_CHARSET.search(content_type)):
+    if body.startswith((b"\xff\xfe", b"\xfe\xff")) or not _bytes_readable(content_type) or \
+            b"\x1b" in body:  # ESC: an ISO-2022 escape, wherever the charset was declared
         return True
     # Every signal a page can carry names "robots" (META robots, section tags), one of the
     # agent's names (its own META) or "tdm-reservation"; a character reference could spell

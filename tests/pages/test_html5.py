@@ -294,3 +294,26 @@ def test_a_long_head_is_read_whole_wherever_a_prefix_ends(prefix: int, shift: in
     signals = read_page(text.encode(), now=0, content_type="text/html; charset=utf-8",
                         links=False)
     assert signals.noindex and signals.nofollow, text[prefix - 4 + shift:prefix + 4 + shift]
+
+
+SIGNALLING = ('<html><head><meta name="tdm-reservation" content="1">'
+              '<meta name="robots" content="noindex"></head><body>x</body></html>')
+
+
+@pytest.mark.parametrize(("content_type", "body"), [
+    ("text/html; charset=utf_16", SIGNALLING.encode("utf-16-le")),
+    ("text/html; charset=u16", SIGNALLING.encode("utf-16-le")),
+    ("text/html; charset=UTF_32", SIGNALLING.encode("utf-32-le")),
+    ("text/html; charset=cp500", SIGNALLING.encode("cp500")),
+    ("text/html; charset=iso-2022-jp",
+     SIGNALLING.replace("tdm-reservation", "tdm-reser\x1b(Bvation")
+     .replace('"robots"', '"rob\x1b(Bots"').encode("latin-1")),
+])
+def test_the_byte_check_never_skips_a_page_it_cannot_see_into(content_type: str,
+                                                              body: bytes) -> None:
+    # Each charset label spells a charset whose bytes do not hold "robots" as ASCII does (or,
+    # ISO-2022, may break it with an escape): the page must be read, and its signals found.
+    signals = remembering().annotate(url="http://a.example/", method="GET", status=200,
+                               agent="crawler", user_agent=None, content_type=content_type,
+                               x_robots_tag=[], raw=body).signals
+    assert signals.noindex and signals.tdm_reserved
