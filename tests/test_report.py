@@ -3,6 +3,7 @@ sums them up with (robotsgate.report.TopCounts, Space-Saving)."""
 
 from __future__ import annotations
 
+import gzip
 import io
 import json
 import re
@@ -498,3 +499,17 @@ def test_usage_refusals_by_purpose_and_by_host(tmp_path: Path) -> None:
     assert run("report", str(log), "--html", str(page)).returncode == 0
     assert 'id="table-purposes"' in page.read_text()
 
+
+
+def test_rotated_logs_compressed_by_logrotate_are_read_as_they_are(tmp_path: Path) -> None:
+    plain = write(tmp_path / "audit.jsonl", known())
+    packed = tmp_path / "audit.jsonl.2.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    done = run("report", str(plain), str(packed))
+    assert done.returncode == 0, done.stderr
+    assert "blocks: 48 (would-block: 14)" in done.stdout  # the known log twice
+    cut = tmp_path / "cut.jsonl.gz"
+    cut.write_bytes(packed.read_bytes()[:-20])  # a rotation still being written
+    failed = run("report", str(cut))
+    assert failed.returncode == 2 and "Traceback" not in failed.stderr
+    assert "cannot read a compressed log" in failed.stderr

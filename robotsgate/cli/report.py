@@ -2,13 +2,14 @@
 (robotsgate.report, robotsgate.report_html)"""
 
 import argparse
+import gzip
 import re
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack
 from pathlib import Path
-from typing import IO
+from typing import IO, cast
 
 from robotsgate.audit import timestamp
 from robotsgate.cli.common import OK, CliError, Commands
@@ -54,15 +55,19 @@ def _open_logs(stack: ExitStack, paths: Sequence[str]) -> Iterator[tuple[str, IO
             yield "<stdin>", sys.stdin.buffer
             continue
         try:
-            stream = stack.enter_context(open(path, "rb"))  # noqa: SIM115 -- closed by stack
+            # Rotated logs compressed by logrotate are read as they are.
+            # (GzipFile reads like any binary file; typeshed does not call it IO[bytes].)
+            opened = cast(IO[bytes], gzip.open(path, "rb")) if path.endswith(".gz") \
+                else open(path, "rb")  # noqa: SIM115 -- closed by stack
+            stream = stack.enter_context(opened)
         except OSError as exc:
             raise CliError(f"cannot read {path}: {exc.strerror or exc}") from None
         yield path, stream
 
 
 def _progress(args: argparse.Namespace, paths: Sequence[str]) -> Callable[[int], None] | None:
-    if args.progress == "never" or "-" in paths:
-        return None
+    if args.progress == "never" or "-" in paths or any(p.endswith(".gz") for p in paths):
+        return None  # a compressed file's size says little of how much there is to read
     try:
         total = sum(Path(p).stat().st_size for p in paths)
     except OSError as exc:
@@ -100,8 +105,12 @@ def run_report(args: argparse.Namespace) -> int:
     shown = {"top": args.top, "broken_down": broken_down, "each": each}
     progress = _progress(args, args.logs)
     with ExitStack() as stack:
-        summary: Summary = read(_open_logs(stack, args.logs), since=since, until=until,
-                                progress=progress, only=only, bounds=Bounds.to_show(**shown))
+        try:
+            summary: Summary = read(_open_logs(stack, args.logs), since=since, until=until,
+                                    progress=progress, only=only,
+                                    bounds=Bounds.to_show(**shown))
+        except (EOFError, gzip.BadGzipFile) as exc:  # a .gz cut short, or not gzip at all
+            raise CliError(f"cannot read a compressed log: {exc}") from None
     sys.stdout.write(render_text(summary, **shown))
     if args.html:
         page = render_html(summary, **shown, generated=timestamp(now))
