@@ -147,10 +147,12 @@ class Settings:
         rebuilds=Rebuilds.GATE)
     redis: str = _option(
         "", "redis://host:port/db: share robots.txt and politeness with every proxy on this "
-        "Redis (fleet mode). Unset: this process's memory.", check=_optional(check_url),
+        "Redis (fleet mode); redis+cluster://host:port: on this Redis Cluster (any one of its "
+        "nodes). Unset: this process's memory.", check=_optional(check_url),
         rebuilds=Rebuilds.GATE)
     redis_prefix: str = _option(
-        "robotsgate:", "Prefix of every Redis key and channel robotsgate uses.",
+        "robotsgate:", "Prefix of every Redis key and channel robotsgate uses (no spaces or "
+        "braces).",
         check=check_prefix, rebuilds=Rebuilds.GATE)
     redis_fallback: Fallback = _option(
         "closed", "While Redis is unreachable: closed answers 503; local uses this proxy's own "

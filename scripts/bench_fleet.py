@@ -14,7 +14,10 @@ so that both see the same machine. Target: Redis / memory >= 0.90.
 proxies (fallback closed), and prints what each fault cost: a restart (requests refused after
 it, outages declared, time until the fleet answers again), a proxy killed -9 while it fetched a
 robots.txt the others wait for (time until they are answered), and Redis paused (SIGSTOP) for
-5 s (locks left behind, time until an origin asked for during the pause is answered).
+5 s (locks left behind, time until an origin asked for during the pause is answered); then, on
+a Redis Cluster of three primaries and three replicas of its own (cluster-node-timeout 1 s), the
+primary that holds an origin's schedule killed -9 (time until each proxy answers again, what it
+answered meanwhile, the shortest gap at the origin against its Crawl-delay).
 
 Needs redis-server (Debian: apt-get install redis-server). Besides requests/s it prints the
 requests per CPU-second of each mitmdump (less sensitive to the client sharing the machine)
@@ -42,6 +45,7 @@ sys.path.insert(0, str(REPO))
 from tests.e2e.machine import free_port  # noqa: E402  (needs the repository on the path)
 from tests.e2e.origins import Origin  # noqa: E402
 from tests.e2e.proxy import Proxy  # noqa: E402
+from tests.e2e.redis_cluster import Cluster  # noqa: E402
 from tests.e2e.redis_server import RedisServer  # noqa: E402
 
 # The origin: a minimal keep-alive HTTP/1.1 server on asyncio, in a process of its own.
@@ -270,6 +274,7 @@ def faults() -> int:
                     site.stop()
                     for p in fleet:
                         p.stop()
+                cluster_failover(work)
             finally:
                 server.stop()
     finally:
@@ -277,6 +282,53 @@ def faults() -> int:
             process.terminate()
             process.wait(timeout=10)
     return 0
+
+
+def cluster_failover(work: Path) -> None:
+    """A cluster's primary killed -9 under two proxies (fallback closed) sending paced requests."""
+    from robotsgate.state.redis_pacing import TAGS, bucket_of
+
+    cluster = Cluster(work / "cluster", node_timeout=1000)
+    site = Origin("127.0.0.61")
+    fleet = [Proxy(work / f"failover{i}", {
+        "flow_detail": 0, "robots_audit_log": str(work / f"failover{i}.jsonl"),
+        "robots_redis": cluster.url, "robots_redis_prefix": "failover:",
+        "robots_max_wait": 60, "robots_pacing_margin_ms": 50}) for i in range(2)]
+    try:
+        site.set_robots("User-agent: *\nCrawl-delay: 1\n")
+        for n, p in enumerate(fleet):
+            asyncio.run(statuses(p.url, [site.url(f"/warm/{n}")]))
+        host = "127.0.0.61"
+        cluster.kill(cluster.primary_of(f"failover:pace:{{{TAGS[bucket_of(host)]}}}:{host}"))
+        killed = time.monotonic()
+        answered: dict[int, list[int]] = {n: [] for n in range(len(fleet))}
+        back: dict[int, float] = {}
+        i = 0
+        while len(back) < len(fleet) and time.monotonic() - killed < 60:
+            for n, p in enumerate(fleet):
+                if n in back:
+                    continue
+                [status] = asyncio.run(statuses(p.url, [site.url(f"/during/{n}/{i}")]))
+                answered[n].append(status)
+                if status == 200 and any(s != 200 for s in answered[n]):
+                    back[n] = time.monotonic() - killed
+            i += 1
+            time.sleep(0.05)
+        arrivals = sorted(s.arrived for s in site.seen if not s.path.startswith("/robots.txt"))
+        gaps = [b - a for a, b in itertools.pairwise(arrivals)]
+        meanwhile = {n: {s: got.count(s) for s in sorted(set(got))}
+                     for n, got in answered.items()}
+        leaked = sum(site.saw(f"/during/{n}/{j}") for n, got in answered.items()
+                     for j, status in enumerate(got) if status != 200)
+        print(f"Redis Cluster primary killed -9 (node timeout 1 s): each proxy answered 200 "
+              f"again after {', '.join(f'{t:.2f}' for t in back.values())} s; meanwhile "
+              f"{meanwhile} (statuses: count); refused yet forwarded: {leaked}; shortest gap "
+              f"at the origin {min(gaps):.3f} s (Crawl-delay 1)")
+    finally:
+        site.stop()
+        for p in fleet:
+            p.stop()
+        cluster.stop()
 
 
 def main() -> int:

@@ -20,6 +20,7 @@ import httpx
 import pytest
 from conftest import Origins, ok, request_for, wire_gate
 from driver import driven
+from e2e.redis_cluster import cluster_port
 from e2e.redis_server import RedisServer
 from mitmproxy import exceptions
 from redis.asyncio import Redis
@@ -335,7 +336,9 @@ async def test_closed_refuses_while_redis_is_down_and_recovers(private_redis, fl
     private_redis.start()
     await until(lambda: not fleet.down, "back up")
     assert isinstance(await fleet.pacer.reserve("h.example", 1.0), Slot)
-    assert private_redis.stored_keys() == [b"rg:epoch", b"rg:pace:h.example"]
+    pacer = fleet.shared_pacer
+    assert private_redis.stored_keys() == sorted(
+        key.encode() for key in [*pacer.epoch_keys, pacer.key("h.example")])
 
 
 async def test_local_uses_this_proxys_memory_while_redis_is_down(private_redis, fleets, caplog):
@@ -368,7 +371,7 @@ async def test_local_uses_this_proxys_memory_while_redis_is_down(private_redis, 
     # What was scheduled alone joined the (empty, restarted) Redis: the third slot is 200 s on.
     after = await fleet.pacer.reserve("h.example", 100.0)
     assert isinstance(after, Slot) and after.wait > 190
-    assert b"rg:pace:h.example" in private_redis.stored_keys()
+    assert fleet.shared_pacer.key("h.example").encode() in private_redis.stored_keys()
 
 
 def outages_logged(records: list[logging.LogRecord]) -> int:
@@ -496,7 +499,7 @@ async def test_the_schedule_survives_redis_losing_its_memory(private_redis, flee
     # Asked of the proxy that knows only its own slot: b's is put back before it is decided.
     third = await reserve_when_back(a, "h.example", 100.0)
     assert third.wait > 150, f"{third}: sooner than 100 s after b's slot"
-    assert b"rg:pace:h.example" in private_redis.stored_keys()
+    assert a.shared_pacer.key("h.example").encode() in private_redis.stored_keys()
 
 
 async def test_redis_down_from_the_start(tmp_path, fleets):
@@ -511,7 +514,7 @@ async def test_redis_down_from_the_start(tmp_path, fleets):
 
 
 async def test_a_redis_cluster_node_is_refused_saying_so(tmp_path, fleets, caplog):
-    node = RedisServer(tmp_path / "node", options=(
+    node = RedisServer(tmp_path / "node", port=cluster_port(), options=(
         "--cluster-enabled", "yes", "--cluster-config-file", str(tmp_path / "nodes.conf")))
     try:
         fleet = fleet_on(node.url, "rg:", "closed")
@@ -523,7 +526,8 @@ async def test_a_redis_cluster_node_is_refused_saying_so(tmp_path, fleets, caplo
                 await fleet.pacer.reserve("h.example", 1.0)
             with pytest.raises(SharedStateUnavailable, match="Redis Cluster node"):
                 await fleet.store.get("http://a.example")
-        assert any("is a Redis Cluster node: not supported" in r.getMessage()
+        assert any("is a Redis Cluster node: robots_redis must say so, as redis+cluster://"
+                   in r.getMessage()
                    for r in caplog.records), [r.getMessage() for r in caplog.records]
     finally:
         node.stop()
@@ -536,14 +540,23 @@ async def test_a_redis_cluster_node_is_refused_saying_so(tmp_path, fleets, caplo
     ("robots_redis", "redis://127.0.0.1:port/0", "robots_redis: Port"),
     ("robots_redis", "redis://127.0.0.1:6379/first", "robots_redis: database must be a number"),
     ("robots_redis", "redis://", "robots_redis: needs a host"),
+    ("robots_redis", "redis+cluster://127.0.0.1:7000/1", "robots_redis: a Redis Cluster has only"),
+    ("robots_redis", "redis+cluster://", "robots_redis: needs a host"),
     ("robots_redis_prefix", "", "robots_redis_prefix"),
     ("robots_redis_prefix", "my prefix", "robots_redis_prefix"),
+    ("robots_redis_prefix", "rg{1}:", "robots_redis_prefix: .* without spaces or braces"),
     ("robots_redis_fallback", "open", "robots_redis_fallback"),
 ])
 def test_bad_fleet_options_are_refused_naming_the_option(option, value, message, tmp_path):
     with driven(robots_audit_log=str(tmp_path / "a.jsonl")) as addon, \
             pytest.raises(exceptions.OptionsError, match=message):
         addon.configure(**{option: value})
+
+
+def test_a_cluster_is_named_by_any_node_with_the_cluster_scheme():
+    assert check_url("redis+cluster://127.0.0.1:7000") == "redis+cluster://127.0.0.1:7000"
+    assert check_url("rediss+cluster://:pw@10.0.0.1:7000/0") == \
+        "rediss+cluster://:pw@10.0.0.1:7000/0"
 
 
 def test_a_password_in_the_url_stays_out_of_messages():

@@ -17,17 +17,24 @@ from typing import Literal
 from urllib.parse import urlsplit, urlunsplit
 
 from redis.asyncio import BlockingConnectionPool, Redis
+from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.connection import parse_url
-from redis.exceptions import AskError, ClusterDownError, TryAgainError
+from redis.exceptions import (
+    AskError,
+    ClusterDownError,
+    ClusterError,
+    SlotNotCoveredError,
+    TryAgainError,
+)
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.maint_notifications import MaintNotificationsConfig
 
 from robotsgate.rules_cache import RulesCache
 from robotsgate.state.pacing import Pacer, Refusal, Slot
-from robotsgate.state.redis_clock import RedisClock
+from robotsgate.state.redis_clock import Client, RedisClock
 from robotsgate.state.redis_pacing import RedisPacer
 from robotsgate.state.redis_store import RedisStore
 from robotsgate.state.store import MemoryStore, RobotsEntry
@@ -39,9 +46,10 @@ Fallback = Literal["closed", "local"]
 FALLBACKS: tuple[Fallback, ...] = ("closed", "local")
 # What "Redis is unreachable" looks like; anything else is a bug and fails closed as one. A
 # Redis Cluster node answering for slots it does not serve counts: it is not usable here either
-# (the watcher then says why, see Unsupported).
+# (the watcher then says why, see Unsupported). So does a cluster with a slot that no node
+# serves for now (a primary failed and its replica is not promoted yet).
 UNREACHABLE = (RedisConnectionError, RedisTimeoutError, OSError, AskError, ClusterDownError,
-               TryAgainError)
+               ClusterError, SlotNotCoveredError, TryAgainError)
 DEFAULT_PREFIX = "robotsgate:"
 _STILL_DOWN_EVERY = 30.0  # seconds between the reminders that Redis is still unreachable
 _SYNC_EVERY = 30.0  # seconds between measurements of Redis's clock (clocks drift slowly)
@@ -65,8 +73,38 @@ def connection_pool(url: str, max_connections: int, timeout: float) -> BlockingC
         socket_connect_timeout=timeout, socket_timeout=timeout)
 
 
+# robots_redis at a node of a Redis Cluster: these schemes instead of redis:// and rediss://.
+CLUSTER_SCHEMES = ("redis+cluster", "rediss+cluster")
+# A cluster client's connections per node. redis-py does not queue for one when all are busy
+# (it fails, as if the node were gone): a burst must not look like an outage.
+_CLUSTER_CONNECTIONS = 1024
+
+
+def is_cluster(url: str) -> bool:
+    return urlsplit(url).scheme in CLUSTER_SCHEMES
+
+
+def connect(url: str, max_connections: int, timeout: float) -> Client:
+    """A client for the Redis, or the Redis Cluster, at `url`.
+
+    On a cluster, a command that fails for want of its node is not retried with backoff (redis-
+    py's default, seconds of it): it fails, the fleet falls back at once, and its watcher tries
+    every retry interval until the cluster has promoted a replica. Connection errors are
+    retried once, after redis-py has asked the cluster again which node serves the slot.
+    """
+    if not is_cluster(url):
+        return Redis.from_pool(connection_pool(url, max_connections, timeout))
+    plain = url.replace("+cluster", "", 1)
+    return RedisCluster.from_url(
+        plain, max_connections=max(max_connections, _CLUSTER_CONNECTIONS),
+        retry=Retry(NoBackoff(), 1, supported_errors=(RedisConnectionError,)),
+        maint_notifications_config=MaintNotificationsConfig(enabled=False),
+        socket_connect_timeout=timeout, socket_timeout=timeout)
+
+
 class Unsupported(Exception):
-    """The Redis at `robots_redis` is of a kind the fleet cannot use (a Redis Cluster node)."""
+    """The Redis at `robots_redis` is not what its URL says (a Redis Cluster node behind a
+    redis:// URL)."""
 
 
 class SharedStateUnavailable(Exception):
@@ -75,10 +113,16 @@ class SharedStateUnavailable(Exception):
 
 def check_url(url: str) -> str:
     """The URL if redis-py can use it, else ValueError saying why."""
-    if not url.startswith(("redis://", "rediss://", "unix://")):
-        raise ValueError(f"must look like redis://host:port/db; got {redacted(url)!r}")
-    parse_url(url)  # type: ignore[no-untyped-call]  # ValueError: bad port, query
-    parts = urlsplit(url)
+    if not url.startswith(("redis://", "rediss://", "unix://", "redis+cluster://",
+                           "rediss+cluster://")):
+        raise ValueError(f"must look like redis://host:port/db, or redis+cluster://host:port "
+                         f"for any node of a Redis Cluster; got {redacted(url)!r}")
+    cluster = is_cluster(url)
+    plain = url.replace("+cluster", "", 1) if cluster else url
+    parse_url(plain)  # type: ignore[no-untyped-call]  # ValueError: bad port, query
+    parts = urlsplit(plain)
+    if cluster and parts.path.strip("/") not in ("", "0"):
+        raise ValueError(f"a Redis Cluster has only database 0; got {redacted(url)!r}")
     if parts.scheme != "unix":
         if not parts.hostname:
             raise ValueError(f"needs a host, as in redis://host:port/db; got {redacted(url)!r}")
@@ -90,8 +134,12 @@ def check_url(url: str) -> str:
 
 
 def check_prefix(prefix: str) -> str:
-    if not prefix or not prefix.isprintable() or " " in prefix:
-        raise ValueError(f"must be a non-empty key prefix without spaces; got {prefix!r}")
+    # Braces would make the prefix a Redis Cluster hash tag: keys one script reads together
+    # would land on different nodes.
+    if not prefix or not prefix.isprintable() or " " in prefix or "{" in prefix or \
+            "}" in prefix:
+        raise ValueError(f"must be a non-empty key prefix without spaces or braces; "
+                         f"got {prefix!r}")
     return prefix
 
 
@@ -117,7 +165,8 @@ class Fleet:
         self.fallback = fallback
         self._retry_interval = retry_interval
         self._monotonic = monotonic
-        self.client: Redis = Redis.from_pool(connection_pool(url, max_connections, timeout))
+        self.cluster = is_cluster(url)
+        self.client: Client = connect(url, max_connections, timeout)
         # Fenced commands must run within half the time this proxy waits for them (real time:
         # the sockets' timeouts do not follow an injected clock).
         self.redis_clock = RedisClock(self.client, fence=timeout / 2)
@@ -191,6 +240,9 @@ class Fleet:
         while True:
             pubsub = self.client.pubsub()
             try:
+                if isinstance(self.client, RedisCluster):
+                    # Which node serves what: the channel's subscription needs it first.
+                    await self.client.initialize()
                 await pubsub.subscribe(pacer.channel)
                 await self.redis_clock.sync()  # also the evidence that commands get through
                 await self._refuse_cluster()
@@ -208,10 +260,15 @@ class Fleet:
                                                        timeout=1.0)
                     if message is not None and message.get("type") == "message" and \
                             pacer.notice(message["data"]) == "regroup":
-                        await pacer.reassert()
+                        # Only the hosts of the group whose schedule Redis lost.
+                        await pacer.reassert(
+                            message["data"].decode(errors="replace").partition(" ")[2])
                     if self.down:
-                        # A command failed while the channel stayed up: ask Redis directly.
+                        # A command failed while the channel stayed up: ask Redis directly
+                        # (every group's epoch: on a cluster, every node).
                         await self.redis_clock.sync()
+                        if await pacer.regrouping():
+                            await pacer.reassert()
                         await self._hand_over()
                         pacer.listening(True)
                         self._back()
@@ -234,15 +291,19 @@ class Fleet:
             await asyncio.sleep(self._retry_interval)
 
     async def _refuse_cluster(self) -> None:
+        """A cluster node behind a redis:// URL would answer MOVED for most keys: say what to
+        write instead."""
+        if self.cluster:
+            return
         info = await self.client.info("cluster")
         if not info.get("cluster_enabled"):
             return
         if not self._said_cluster:
             self._said_cluster = True
-            logger.error("robotsgate: Redis at %s is a Redis Cluster node: not supported; "
-                         "robots_redis must name a single Redis (a primary, or the one address "
-                         "of a primary and its replicas)", redacted(self.url))
-        raise Unsupported("a Redis Cluster node, not supported")
+            logger.error("robotsgate: Redis at %s is a Redis Cluster node: robots_redis must "
+                         "say so, as redis+cluster://host:port (any node of the cluster; "
+                         "rediss+cluster:// for TLS)", redacted(self.url))
+        raise Unsupported("a Redis Cluster node behind a redis:// URL; use redis+cluster://")
 
     async def _hand_over(self) -> None:
         """Back from an outage in `local` mode: what this proxy scheduled alone joins Redis."""

@@ -11,6 +11,12 @@ in Redis afterwards (Redis was paused, not gone): it would claim a fetch lock th
 or a slot that nobody uses. Each such command carries a deadline on Redis's clock, shortly
 before this proxy stops waiting for it; the script that runs it after that deadline changes
 nothing and answers LATE, which reads here as the timeout it is.
+
+On a Redis Cluster each node has its own clock: a fence is measured on the clock of the node
+that serves the script's keys (one more round trip the first time a node is used, and again
+after a failover). Times the fleet keeps (robots.txt freshness) are on one node's clock (redis-
+py's default node, where it sends TIME): nodes' clocks, unlike proxies', are an operator's to
+keep in step.
 """
 
 import math
@@ -19,9 +25,13 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from redis.asyncio import Redis
+from redis.asyncio.cluster import ClusterNode, RedisCluster
 from redis.commands.core import AsyncScript
 from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
+
+# What the fleet talks to: one Redis, or a Redis Cluster.
+type Client = Redis | RedisCluster
 
 # The Lua that a fenced script starts with: ARGV[1] is the deadline ('' for none), and `now`
 # is Redis's time, in seconds.
@@ -38,7 +48,7 @@ _TRUSTED_RTT = 0.1
 
 
 class RedisClock:
-    def __init__(self, client: "Redis", *, fence: float = 1.0,
+    def __init__(self, client: Client, *, fence: float = 1.0,
                  monotonic: Callable[[], float] = time.monotonic) -> None:
         """`fence`: seconds after sending within which a fenced command must run in Redis; less
         than the client's timeout, so that nothing it gave up on can still run."""
@@ -48,11 +58,12 @@ class RedisClock:
         self._offset: float | None = None
         self._rtt = math.inf
         self.generation = 0  # measurements taken: what was derived from an older one is stale
+        self._nodes: dict[str, float] = {}  # a cluster node's name -> its offset
 
     async def sync(self) -> None:
         """Measure the offset again (one round trip)."""
         before = self._monotonic()
-        seconds, micros = await self._redis.time()
+        seconds, micros = await self._redis.time()  # on a cluster: its default node
         after = self._monotonic()
         rtt = after - before
         if self._offset is None or rtt <= max(_TRUSTED_RTT, self._rtt):
@@ -82,6 +93,13 @@ class RedisClock:
         (the pool's timeout), and only from the moment it is sent does this proxy wait the
         socket's timeout for the answer.
         """
+        if isinstance(self._redis, RedisCluster):
+            deadline = await self._node_deadline(self._redis, keys[0])
+            try:
+                return await fenced(script(keys=keys, args=[deadline, *args]))
+            except RedisTimeoutError:
+                self.forget()
+                raise
         async with self._redis.client() as single:
             deadline = await self.deadline()
             try:
@@ -92,8 +110,23 @@ class RedisClock:
                 self.forget()
                 raise
 
+    async def _node_deadline(self, cluster: RedisCluster, key: str) -> str:
+        """The fence on the clock of the node that serves `key`."""
+        await cluster.initialize()  # learns the slots' nodes once; nothing after that
+        node: ClusterNode | None = cluster.get_node_from_key(key)
+        assert node is not None
+        offset = self._nodes.get(node.name)
+        if offset is None:
+            before = self._monotonic()
+            seconds, micros = await cluster.time(target_nodes=node)
+            after = self._monotonic()
+            offset = seconds + micros / 1e6 - (before + after) / 2
+            self._nodes[node.name] = offset
+        return repr(self._monotonic() + offset + self._fence)
+
     def forget(self) -> None:
         """Redis may be another machine now (a restart elsewhere, a failover): measure anew."""
+        self._nodes.clear()
         self._offset = None
         self._rtt = math.inf
         self.generation += 1

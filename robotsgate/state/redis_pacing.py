@@ -1,8 +1,9 @@
 """Per-host politeness shared by a fleet: the Pacer's schedule, kept in Redis.
 
-Each host has one hash, `{prefix}pace:{host}`, with `next` (earliest start of the next request),
-`paused_until` and `failures` (pushbacks without Retry-After, for the backoff). A slot is claimed
-in one Lua script, atomically, on Redis's own clock (TIME), so the proxies' clocks do not matter:
+Each host has one hash, `{prefix}pace:{tag}:{host}` (its group's tag, below), with `next`
+(earliest start of the next request), `paused_until` and `failures` (pushbacks without
+Retry-After, for the backoff). A slot is claimed in one Lua script, atomically, on Redis's own
+clock (TIME), so the proxies' clocks do not matter:
 
     slot = max(now, next, paused_until); next = slot + interval; refused if slot - now > max_wait
 
@@ -14,32 +15,65 @@ as soon as a notice on `{prefix}pace` says the host became busy or paused somewh
 Idle knowledge is trusted only while the notice channel is subscribed (see fleet.Fleet).
 
 Losing Redis's memory (restarted empty, FLUSHDB, a failover to a replica that lagged) must not
-lose the schedule: the next request would get "now", however recently the last one left. So
-`{prefix}epoch` says the fleet's schedule is whole. When it is missing, whoever notices first
-(a reservation, or a proxy's watcher on reconnecting) sets it to "regrouping until now +
-`regroup`" and says so on the channel; every proxy then re-asserts the latest start and pause it
-knows of each host (what its own reservations were told, on Redis's clock), merged so that the
-later wins, and reservations wait for the regrouping to end before they are decided.
+lose the schedule: the next request would get "now", however recently the last one left. So an
+epoch key says the schedule is whole. When it is missing, whoever notices first (a reservation,
+or a proxy's watcher on reconnecting) sets it to "regrouping until now + `regroup`" and says so
+on the channel; every proxy then re-asserts the latest start and pause it knows of each host
+(what its own reservations were told, on Redis's clock), merged so that the later wins, and
+reservations wait for the regrouping to end before they are decided.
+
+Hosts are spread over BUCKETS groups, each with its own epoch, `{prefix}epoch:{tag}`, whose
+literal braces make `tag` a Redis Cluster hash tag: a host's hash and its group's epoch live in
+one hash slot, so that one script can read both on a cluster, and a failover that loses a
+node's memory loses the epoch of exactly the groups whose hosts it held. The tags are chosen
+to fall in evenly spaced ranges of the cluster's hash slots, so that every node of a cluster
+holds some groups (asking all groups' epochs asks every node). On a single Redis the groups
+change nothing but the keys' names.
 """
 
 import asyncio
 import time
+import zlib
 from collections.abc import Awaitable, Callable
 
 from cachetools import LRUCache
-from redis.asyncio import Redis
+from redis.crc import REDIS_CLUSTER_HASH_SLOTS, key_slot
 
 from robotsgate.state.pacing import Refusal, Slot
-from robotsgate.state.redis_clock import FENCE, RedisClock
+from robotsgate.state.redis_clock import FENCE, Client, RedisClock
 
-# Whether the schedule is whole; `epoch_key`, ARGV[2] regroup seconds, ARGV[3] the channel.
+BUCKETS = 16
+
+
+def _tags() -> tuple[str, ...]:
+    """One hash tag per group, the i-th in the i-th sixteenth of the hash slots (the same in
+    every proxy: computed, not configured)."""
+    width = REDIS_CLUSTER_HASH_SLOTS // BUCKETS
+    tags = []
+    for bucket in range(BUCKETS):
+        n = 0
+        while key_slot(f"{{p{bucket}.{n}}}".encode()) // width != bucket:
+            n += 1
+        tags.append(f"p{bucket}.{n}")
+    return tuple(tags)
+
+
+TAGS = _tags()
+
+
+def bucket_of(host: str) -> int:
+    """The group of a host (crc32: the same in every proxy, unlike hash())."""
+    return zlib.crc32(host.encode()) % BUCKETS
+
+# Whether the group's schedule is whole; `epoch_key`, `group` (its number), ARGV[2] regroup
+# seconds, ARGV[3] the channel.
 # Sets `regrouping` to the seconds to wait before anything is decided, or nil.
 _EPOCH = """
 local regrouping = nil
 local epoch = redis.call('GET', epoch_key)
 if not epoch then
   redis.call('SET', epoch_key, string.format('%.6f', now + tonumber(ARGV[2])))
-  redis.call('PUBLISH', ARGV[3], 'regroup *')
+  redis.call('PUBLISH', ARGV[3], 'regroup ' .. group)
   regrouping = tonumber(ARGV[2])
 elseif tonumber(epoch) > now then
   regrouping = tonumber(epoch) - now
@@ -49,9 +83,9 @@ end
 # KEYS[1] host hash, KEYS[2] epoch. ARGV: deadline (the fence, see redis_clock.py: a slot
 # claimed after its sender gave up would be a slot nobody uses, and delay every request after
 # it), regroup, channel, interval, max_wait, host, keep (seconds the hash outlives its last use,
-# so the backoff counter is remembered between pauses).
+# so the backoff counter is remembered between pauses), the host's group.
 # Returns {wait, paused, idle, refused, regrouping, next, paused_until} (times on Redis's clock).
-_RESERVE = FENCE + "local epoch_key = KEYS[2]\n" + _EPOCH + """
+_RESERVE = FENCE + "local epoch_key = KEYS[2]\nlocal group = ARGV[8]\n" + _EPOCH + """
 if regrouping then
   return {string.format('%.6f', regrouping), 0, 0, 0, 1, '0', '0'}
 end
@@ -82,8 +116,9 @@ return {string.format('%.6f', wait), paused, 0, 0, 0, string.format('%.6f', slot
         string.format('%.6f', paused_until)}
 """
 
-# KEYS[1] epoch. ARGV: deadline ('': none), regroup, channel. Seconds the regrouping lasts yet.
-_REGROUPING = FENCE + "local epoch_key = KEYS[1]\n" + _EPOCH + """
+# KEYS[1] a group's epoch. ARGV: deadline ('': none), regroup, channel, the group. Seconds the
+# regrouping lasts yet.
+_REGROUPING = FENCE + "local epoch_key = KEYS[1]\nlocal group = ARGV[4]\n" + _EPOCH + """
 return string.format('%.6f', regrouping or 0)
 """
 
@@ -151,7 +186,7 @@ _NEVER_REFUSED = 1e9
 class RedisPacer:
     """The Pacing interface on Redis: one schedule per host for every proxy of a fleet."""
 
-    def __init__(self, client: "Redis", *, prefix: str, max_wait: float, max_hosts: int,
+    def __init__(self, client: Client, *, prefix: str, max_wait: float, max_hosts: int,
                  backoff_base: float = 1.0, backoff_cap: float = 300.0, idle_ttl: float = 5.0,
                  keep: float = 3600.0, monotonic: Callable[[], float] = time.monotonic,
                  redis_clock: RedisClock | None = None, regroup: float = 2.0,
@@ -188,7 +223,7 @@ class RedisPacer:
         return f"{self._prefix}pace"
 
     def key(self, host: str) -> str:
-        return f"{self._prefix}pace:{host}"
+        return f"{self._prefix}pace:{{{TAGS[bucket_of(host)]}}}:{host}"
 
     # -- notices from the fleet (called by the Fleet that owns the subscription) ------------
 
@@ -203,8 +238,8 @@ class RedisPacer:
         return self._listening
 
     def notice(self, message: bytes) -> str:
-        """'busy HOST', 'pause HOST' or 'regroup *', from any proxy of the fleet (this one too):
-        its kind. On 'regroup' the caller re-asserts (`reassert`)."""
+        """'busy HOST', 'pause HOST' or 'regroup GROUP', from any proxy of the fleet (this one
+        too): its kind. On 'regroup' the caller re-asserts (`reassert(group)`)."""
         kind, _, host = message.decode(errors="replace").partition(" ")
         self._notices += 1
         if kind == "regroup":
@@ -214,20 +249,30 @@ class RedisPacer:
             self._backing_off[host] = True
         return kind
 
+    def epoch_key(self, group: int) -> str:
+        return f"{self._prefix}epoch:{{{TAGS[group]}}}"
+
     @property
-    def epoch_key(self) -> str:
-        return f"{self._prefix}epoch"
+    def epoch_keys(self) -> list[str]:
+        return [self.epoch_key(group) for group in range(BUCKETS)]
 
     async def regrouping(self) -> float:
         """Seconds the fleet is still regrouping (0: the schedule is whole); starts a
-        regrouping if Redis lost the schedule. One round trip."""
-        return float(await self._regrouping(keys=[self.epoch_key],
-                                            args=["", repr(self._regroup), self.channel]))
+        regrouping of each group whose epoch Redis lost. One round trip per group (on a cluster,
+        they reach every node: evidence that all of them answer)."""
+        regrouping = 0.0
+        for group, key in enumerate(self.epoch_keys):
+            regrouping = max(regrouping, float(await self._regrouping(
+                keys=[key], args=["", repr(self._regroup), self.channel, str(group)])))
+        return regrouping
 
-    async def reassert(self) -> None:
-        """Redis lost the schedule: put back what this proxy knows of it (later wins)."""
+    async def reassert(self, group: str = "*") -> None:
+        """Redis lost a group's schedule ("*": any): put back what this proxy knows of it
+        (later wins)."""
         now = await self._redis_clock.now()
         for host, (nxt, paused_until) in list(self._known.items()):
+            if group not in ("*", str(bucket_of(host))):
+                continue
             if max(nxt, paused_until) > now:
                 self.round_trips += 1
                 await self._reassert(keys=[self.key(host)],
@@ -252,15 +297,16 @@ class RedisPacer:
         while True:
             seen = self._notices
             self.round_trips += 1
+            group = bucket_of(host)
             wait_s, paused, idle, refused, regrouping, nxt, paused_until = \
                 await self._redis_clock.run(
-                    self._reserve, [self.key(host), self.epoch_key],
+                    self._reserve, [self.key(host), self.epoch_key(group)],
                     [repr(self._regroup), self.channel, repr(max(interval, 0.0)),
-                     repr(float(limit)), host, repr(self._keep)])
+                     repr(float(limit)), host, repr(self._keep), str(group)])
             if not regrouping:
                 break
             # Nothing is decided until every proxy has put back what it knew.
-            await self.reassert()
+            await self.reassert(str(group))
             await self._sleep(float(wait_s))
         if idle:
             # Only if no notice came in while the script ran: it might have been about this

@@ -1,6 +1,7 @@
 """robots.txt entries in Redis, shared by a fleet of proxies, fetched once for the whole fleet.
 
-Keys, all under the configured prefix:
+Keys, all under the configured prefix, the origin between literal braces: a Redis Cluster hash
+tag, so that an origin's entry and its lock live in one hash slot (on one node of a cluster):
 
   {prefix}robots:{origin}  hash: the entry's metadata and the body its rules came from. It lives
                            `keep_stale` seconds past the entry's expiry: a stale copy is still the
@@ -31,12 +32,11 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from cachetools import LRUCache
-from redis.asyncio import Redis
 from redis.exceptions import RedisError
 from redis.typing import EncodableT
 
 from robotsgate.rules_cache import RulesCache
-from robotsgate.state.redis_clock import FENCE, RedisClock
+from robotsgate.state.redis_clock import FENCE, Client, RedisClock
 from robotsgate.state.store import EntryKind, RobotsEntry
 
 _KINDS: dict[bytes, EntryKind] = {b"ok": "ok", b"missing": "missing",
@@ -76,7 +76,7 @@ return 0
 class RedisStore:
     """The Store interface on Redis (redis-py's asyncio client)."""
 
-    def __init__(self, client: "Redis", *, prefix: str, clock: Callable[[], float],
+    def __init__(self, client: Client, *, prefix: str, clock: Callable[[], float],
                  rules: RulesCache, max_origins: int, lock_ttl: float,
                  keep_stale: float = 86_400.0, mirror_ttl: float = 30.0,
                  poll_cap: float = 0.25, redis_clock: RedisClock | None = None) -> None:
@@ -103,10 +103,10 @@ class RedisStore:
         self.fetches_waited = 0  # refreshes answered by another proxy's fetch, for tests/metrics
 
     def key(self, origin: str) -> str:
-        return f"{self._prefix}robots:{origin}"
+        return f"{self._prefix}robots:{{{origin}}}"
 
     def lock_key(self, origin: str) -> str:
-        return f"{self._prefix}fetch:{origin}"
+        return f"{self._prefix}fetch:{{{origin}}}"
 
     async def get(self, origin: str) -> RobotsEntry | None:
         now = self._clock()

@@ -74,13 +74,15 @@ def ping(port: int, host: str = "127.0.0.1") -> bool:
 class RedisServer:
     """A private ``redis-server`` on a free port of 127.0.0.1, nothing kept on disk."""
 
-    def __init__(self, workdir: Path, *, options: tuple[str, ...] = ()) -> None:
-        """`options`: more redis-server arguments (such as --cluster-enabled yes)."""
+    def __init__(self, workdir: Path, *, options: tuple[str, ...] = (),
+                 port: int | None = None) -> None:
+        """`options`: more redis-server arguments (such as --cluster-enabled yes); `port`: a
+        free port of one's choosing (a cluster node needs one 10000 below another free one)."""
         self.binary = require_tool("redis-server")
         self.workdir = workdir
         self.options = options
         workdir.mkdir(parents=True, exist_ok=True)
-        self.port = free_port()
+        self.port = free_port() if port is None else port
         self.process: subprocess.Popen[bytes] | None = None
         self.start()
 

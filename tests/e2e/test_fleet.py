@@ -1,7 +1,8 @@
 """Fleet mode through real proxies: several mitmdump processes sharing one Redis.
 
 The shared Redis (127.0.0.1:6379) with a key prefix per test; tests that stop Redis run their
-own redis-server. Time is asserted as lower bounds only.
+own redis-server, and the Redis Cluster test its own cluster of three primaries and three
+replicas. Time is asserted as lower bounds only.
 """
 
 from __future__ import annotations
@@ -18,9 +19,12 @@ import httpx
 import pytest
 import redis
 
+from robotsgate.state.redis_pacing import TAGS, bucket_of
+
 from .clients import CLIENT_TIMEOUT, Resp, curl, httpx_call, requests_call, run_concurrently
 from .origins import Origin
 from .proxy import Proxy, run_mitmdump
+from .redis_cluster import Cluster
 from .redis_server import (
     SHARED_URL,
     RedisServer,
@@ -30,6 +34,11 @@ from .redis_server import (
 )
 
 CLIENTS = (curl, requests_call, httpx_call)
+
+
+def pace_key(prefix: str, host: str) -> bytes:
+    """A host's schedule in Redis, as the README documents it."""
+    return f"{prefix}pace:{{{TAGS[bucket_of(host)]}}}:{host}".encode()
 
 
 @pytest.fixture
@@ -130,7 +139,7 @@ def test_redis_down_with_fallback_closed_answers_503_until_it_is_back(
     site = origin(robots="User-agent: *\nCrawl-delay: 1\n")
     [gate] = fleet(proxy, 1, private_redis.url, "rg:", robots_redis_fallback="closed")
     assert answer(gate, site.url("/before")).status == 200
-    assert b"rg:pace:127.0.0.1" in private_redis.stored_keys()
+    assert pace_key("rg:", "127.0.0.1") in private_redis.stored_keys()
 
     private_redis.stop()
     refused = until(lambda: answer(gate, site.url("/during")), lambda r: r.status != 200,
@@ -151,7 +160,7 @@ def test_redis_down_with_fallback_closed_answers_503_until_it_is_back(
     until(lambda: answer(gate, site.url("/after")), lambda r: r.status == 200, "service again")
     assert site.saw("/after")
     # Shared again: the schedule lives in the new Redis.
-    assert b"rg:pace:127.0.0.1" in private_redis.stored_keys()
+    assert pace_key("rg:", "127.0.0.1") in private_redis.stored_keys()
 
 
 def test_redis_down_with_fallback_local_forwards_and_says_so_loudly(
@@ -172,7 +181,7 @@ def test_redis_down_with_fallback_local_forwards_and_says_so_loudly(
     private_redis.start()
     wait_for_output(gate, "reachable again")
     assert answer(gate, site.url("/after")).status == 200
-    assert b"rg:pace:127.0.0.1" in private_redis.stored_keys()
+    assert pace_key("rg:", "127.0.0.1") in private_redis.stored_keys()
     # The robots.txt it had carried on through the outage: no refetch.
     assert len(site.robots_fetches()) == 1
     # Pacing held across both switches: the schedule the proxy kept alone went on from the
@@ -319,3 +328,59 @@ def test_a_bad_redis_url_stops_the_proxy_at_start_up(tmp_path: Path) -> None:
                                            "robots_audit_log": tmp_path / "a.log"})
     assert code is not None and code != 0, output
     assert "robots_redis" in output and "database must be a number" in output
+
+
+@pytest.fixture
+def cluster(tmp_path: Path) -> Iterator[Cluster]:
+    nodes = Cluster(tmp_path / "cluster", node_timeout=1000)
+    yield nodes
+    nodes.stop()
+
+
+def test_a_cluster_primary_killed_the_fleet_fails_closed_then_recovers_by_itself(
+        origin: Callable[..., Origin], proxy: Callable[..., Proxy], cluster: Cluster) -> None:
+    site = origin(robots="User-agent: *\nCrawl-delay: 1\nDisallow: /private\n")
+    proxies = fleet(proxy, 2, cluster.url, "rg:", robots_redis_fallback="closed",
+                    robots_max_wait=60, robots_pacing_margin_ms=50)
+    for n, p in enumerate(proxies):
+        assert answer(p, site.url(f"/before/{n}")).status == 200
+    # The primary that holds the origin's schedule: its replica takes over about 2 s after.
+    cluster.kill(cluster.primary_of(pace_key("rg:", "127.0.0.1").decode()))
+    killed = time.monotonic()
+
+    refused: set[int] = set()  # proxies that have answered 503 since the kill
+    recovered: dict[int, float] = {}  # proxy -> seconds from the kill to its first 200 after
+    deadline = killed + 60  # generous: what is measured is printed, not asserted
+    i = 0
+    while len(recovered) < len(proxies):
+        assert time.monotonic() < deadline, f"never recovered: {refused=}, {recovered=}"
+        for n, p in enumerate(proxies):
+            if n in recovered:
+                continue
+            path, private = f"/during/{n}/{i}", f"/private/{n}/{i}"
+            allowed, disallowed = answer(p, site.url(path)), answer(p, site.url(private))
+            assert disallowed.status in (403, 503), disallowed
+            if allowed.status == 503:
+                assert allowed.header("X-Robotsgate-Reason") == "redis-unavailable", allowed
+                assert not site.saw(path), "a refused request reached the origin"
+                refused.add(n)
+            else:
+                assert allowed.status == 200, allowed
+                if n in refused:
+                    recovered[n] = time.monotonic() - killed
+        i += 1
+        time.sleep(0.1)
+    print(f"cluster failover: each proxy answered again after {recovered} s")
+    # Every proxy noticed (503: nothing undecided went through), and came back on its own.
+    assert refused == {0, 1}
+    assert not any(s.path.startswith("/private") for s in site.seen)
+    for p in proxies:
+        assert "reachable again" in p.output()
+    # Shared again, on the promoted replica: the schedule held across the failover.
+    after = run_concurrently([(lambda n=n, p=p: answer(p, site.url(f"/after/{n}")))
+                              for n, p in enumerate(proxies)])
+    assert [r.status for r in after] == [200, 200], after
+    arrivals = sorted(s.arrived for s in site.seen if not s.path.startswith("/robots.txt"))
+    gaps = [b - a for a, b in itertools.pairwise(arrivals)]
+    assert min(gaps) >= 1.0, gaps
+    assert len(site.robots_fetches()) == 1

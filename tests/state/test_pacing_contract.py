@@ -8,17 +8,21 @@ injected. "Time passes" is made the same way for both: the FakeClock moves on, a
 schedule of the test's prefix moves back by as much (the script only ever compares them with
 now). Redis's clock still moves by the milliseconds a test takes, so waits are compared with
 `near`: at most TOLERANCE less than expected, never more. The Redis-backed pacers run on the
-shared Redis under a key prefix of the test's own; the fleet's with its fallback `closed`.
+shared Redis under a key prefix of the test's own; the fleet's with its fallback `closed`; and
+both again on a Redis Cluster of three primaries and three replicas (e2e/redis_cluster.py).
 """
 
 import math
+import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
 import httpx
 import pytest
 from conftest import FakeClock, Origins, ok, request_for, wire_gate
+from e2e.redis_cluster import shared_cluster
 from redis.asyncio import Redis
+from redis.asyncio.cluster import RedisCluster
 
 from robotsgate.gate import GateConfig
 from robotsgate.rules_cache import RulesCache
@@ -40,8 +44,9 @@ class Backend:
     advance: Callable[[float], Awaitable[None]]
 
 
-@pytest.fixture(params=["memory", "redis", "fleet"])
-async def backend(request: pytest.FixtureRequest) -> AsyncIterator[Backend]:
+@pytest.fixture(params=["memory", "redis", "fleet", "redis-cluster", "fleet-cluster"])
+async def backend(request: pytest.FixtureRequest,
+                  tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Backend]:
     clock = FakeClock()
 
     async def advance_clock(seconds: float) -> None:
@@ -55,12 +60,21 @@ async def backend(request: pytest.FixtureRequest) -> AsyncIterator[Backend]:
         yield Backend("memory", clock, memory, advance_clock)
         return
 
-    url: str = request.getfixturevalue("redis_url")
-    prefix: str = request.getfixturevalue("redis_prefix")
-    admin = Redis.from_url(url)
+    on_cluster = request.param.endswith("-cluster")
+    admin: Redis | RedisCluster
+    if on_cluster:
+        cluster = shared_cluster(tmp_path_factory.getbasetemp() / "redis-cluster")
+        url, fleet_url = cluster.node_url(), cluster.url
+        prefix = f"robotsgate-test:{secrets.token_hex(8)}:"  # a private cluster: nothing to clean
+        admin = RedisCluster.from_url(url)
+    else:
+        url = fleet_url = request.getfixturevalue("redis_url")
+        prefix = request.getfixturevalue("redis_prefix")
+        admin = Redis.from_url(url)
     # The schedule is whole from the start: what a fleet whose Redis lost it does first (wait
     # for every proxy to re-assert what it knew) is test_redis's business.
-    await admin.set(f"{prefix}epoch", "0")
+    for epoch in RedisPacer(admin, prefix=prefix, max_wait=1, max_hosts=1).epoch_keys:
+        await admin.set(epoch, "0")
 
     async def advance(seconds: float) -> None:
         await advance_clock(seconds)
@@ -72,11 +86,12 @@ async def backend(request: pytest.FixtureRequest) -> AsyncIterator[Backend]:
             if moved:
                 await admin.hset(key, mapping=moved)
 
-    clients: list[Redis] = []
+    clients: list[Redis | RedisCluster] = []
     fleets: list[Fleet] = []
 
     def redis_pacers(count: int = 1, *, max_wait: float = 1000.0) -> list[Pacing]:
-        clients.extend(Redis.from_url(url) for _ in range(count))
+        clients.extend(RedisCluster.from_url(url) if on_cluster else Redis.from_url(url)
+                       for _ in range(count))
         return [RedisPacer(client, prefix=prefix, max_wait=max_wait, max_hosts=100,
                            monotonic=clock) for client in clients[-count:]]
 
@@ -86,17 +101,17 @@ async def backend(request: pytest.FixtureRequest) -> AsyncIterator[Backend]:
             # idle_ttl 0: no proxy trusts what it knew of an idle host, so that another's
             # schedule reaches it at once (the notice that does it in production is
             # test_redis's business).
-            fleets.append(Fleet(url, prefix=prefix, fallback="closed", clock=clock, rules=rules,
-                                local_store=MemoryStore(100, rules),
+            fleets.append(Fleet(fleet_url, prefix=prefix, fallback="closed", clock=clock,
+                                rules=rules, local_store=MemoryStore(100, rules),
                                 local_pacer=Pacer(clock, max_wait=max_wait, max_hosts=100),
                                 max_origins=100, max_wait=max_wait, lock_ttl=10.0,
                                 idle_ttl=0.0, monotonic=clock))
         return [fleet.pacer for fleet in fleets[-count:]]
 
-    if request.param == "redis":
-        yield Backend("redis", clock, redis_pacers, advance)
+    if request.param.startswith("redis"):
+        yield Backend(request.param, clock, redis_pacers, advance)
     else:
-        yield Backend("fleet", clock, fleet_pacers, advance)
+        yield Backend(request.param, clock, fleet_pacers, advance)
     for fleet in fleets:
         await fleet.aclose()
     for client in [*clients, admin]:

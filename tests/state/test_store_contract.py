@@ -5,12 +5,14 @@ A store keeps robots.txt entries per origin, past their freshness (the last good
 in-flight map makes its fetches single; Redis and the fleet are shared by several proxies, each
 with its own connection here, and the tests marked SHARED check that they fetch once between them.
 
-Redis-backed stores run on the shared Redis under a key prefix of the test's own. Every clock the
+Redis-backed stores run on the shared Redis under a key prefix of the test's own, and again on a
+Redis Cluster of three primaries and three replicas (e2e/redis_cluster.py). Every clock the
 stores and gates read is a FakeClock.
 """
 
 import asyncio
 import gc
+import secrets
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
@@ -18,7 +20,9 @@ from dataclasses import dataclass
 import httpx
 import pytest
 from conftest import FakeClock, Origins, ok, request_for, wire_gate
+from e2e.redis_cluster import shared_cluster
 from redis.asyncio import Redis
+from redis.asyncio.cluster import RedisCluster
 
 from robotsgate.rules_cache import RulesCache
 from robotsgate.state.fleet import Fleet
@@ -43,12 +47,13 @@ class Backend:
     open: Callable[[], Store]  # a proxy's store on this backend (memory: the one store)
 
 
-ALL = ["memory", "redis", "fleet"]
-SHARED = ["redis", "fleet"]
+ALL = ["memory", "redis", "fleet", "redis-cluster", "fleet-cluster"]
+SHARED = ["redis", "fleet", "redis-cluster", "fleet-cluster"]
 
 
 @pytest.fixture(params=ALL)
-async def backend(request: pytest.FixtureRequest) -> AsyncIterator[Backend]:
+async def backend(request: pytest.FixtureRequest,
+                  tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Backend]:
     clock = FakeClock()
     rules = RulesCache(100)
     if request.param == "memory":
@@ -56,31 +61,37 @@ async def backend(request: pytest.FixtureRequest) -> AsyncIterator[Backend]:
         yield Backend("memory", False, clock, rules, lambda: store)
         return
     # Redis only for the backends that use it: the memory store's tests run without one.
-    url: str = request.getfixturevalue("redis_url")
-    prefix: str = request.getfixturevalue("redis_prefix")
-    if request.param == "redis":
-        clients: list[Redis] = []
+    on_cluster = request.param.endswith("-cluster")
+    if on_cluster:
+        cluster = shared_cluster(tmp_path_factory.getbasetemp() / "redis-cluster")
+        url, fleet_url = cluster.node_url(), cluster.url
+        prefix = f"robotsgate-test:{secrets.token_hex(8)}:"  # a private cluster: nothing to clean
+    else:
+        url = fleet_url = request.getfixturevalue("redis_url")
+        prefix = request.getfixturevalue("redis_prefix")
+    if request.param.startswith("redis"):
+        clients: list[Redis | RedisCluster] = []
 
         def redis_store() -> Store:
-            clients.append(Redis.from_url(url))
+            clients.append(RedisCluster.from_url(url) if on_cluster else Redis.from_url(url))
             return RedisStore(clients[-1], prefix=prefix, clock=clock, rules=rules,
                               max_origins=MAX_ORIGINS, lock_ttl=10.0)
 
-        yield Backend("redis", True, clock, rules, redis_store)
+        yield Backend(request.param, True, clock, rules, redis_store)
         for client in clients:
             await client.aclose()
         return
     fleets: list[Fleet] = []
 
     def fleet_store() -> Store:
-        fleet = Fleet(url, prefix=prefix, fallback="closed", clock=clock, rules=rules,
+        fleet = Fleet(fleet_url, prefix=prefix, fallback="closed", clock=clock, rules=rules,
                       local_store=MemoryStore(MAX_ORIGINS, rules),
                       local_pacer=Pacer(clock, max_wait=60, max_hosts=MAX_ORIGINS),
                       max_origins=MAX_ORIGINS, max_wait=60, lock_ttl=10.0, monotonic=clock)
         fleets.append(fleet)
         return fleet.store
 
-    yield Backend("fleet", True, clock, rules, fleet_store)
+    yield Backend(request.param, True, clock, rules, fleet_store)
     for fleet in fleets:
         await fleet.aclose()
 
