@@ -21,6 +21,7 @@ than MAX_PREFERENCE is not parsed.
 """
 
 import logging
+from dataclasses import dataclass
 
 from mitmproxy import ctx, http
 
@@ -32,6 +33,7 @@ from robotsgate.mitm.runtime import Runtime
 from robotsgate.outcomes import Reason
 from robotsgate.protocol.usage import (
     CATEGORIES,
+    NO_USAGE,
     Source,
     Usage,
     combine,
@@ -59,9 +61,12 @@ class UsageCheck:
         be used for. What the page itself says (TDM META) is added at `response`, when the body
         is read whole."""
         response = flow.response
-        if response is None or not self._judged(flow, response):
+        if response is None or not _judged(flow, response):
             return
-        usage, refusal = self._usage(flow, response, tdm_meta=False)
+        stated = _Stated.of(response)
+        flow.metadata[keys.USAGE_STATED] = stated
+        usage, refusal = self._usage(flow, stated, tdm_meta=False)
+        flow.metadata[keys.USAGE_JUDGED] = refusal
         _say(flow, usage)
         if refusal is None:
             return
@@ -76,45 +81,47 @@ class UsageCheck:
 
     def response(self, flow: http.HTTPFlow) -> None:
         response = flow.response
-        if response is None or response.stream or not self._judged(flow, response):
+        if response is None or response.stream or not _judged(flow, response):
             return
-        usage, refusal = self._usage(flow, response,
-                                     tdm_meta=bool(flow.metadata.get(keys.TDM_RESERVED)))
-        if refusal is None:
-            _say(flow, usage)
-            return
+        tdm_meta = bool(flow.metadata.get(keys.TDM_RESERVED))
+        if keys.USAGE_JUDGED in flow.metadata and not tdm_meta:
+            # Nothing said since the headers (the usual case): their judgement stands, and
+            # X-Robotsgate-Usage is set already.
+            refusal = flow.metadata[keys.USAGE_JUDGED]
+            if refusal is None:
+                return
+            usage = None
+        else:
+            stated = flow.metadata.get(keys.USAGE_STATED) or _Stated.of(response)
+            usage, refusal = self._usage(flow, stated, tdm_meta=tdm_meta)
+            if refusal is None:
+                _say(flow, usage)
+                return
         status = response.status_code
         verdict: Verdict = flow.metadata[keys.VERDICT]
         self._record(flow, verdict, refusal, status)
         if self.runtime.settings.monitor:
-            _say(flow, usage)
+            if usage is not None:
+                _say(flow, usage)
             return
         answer_usage(flow, refusal, agent=verdict.agent, robots_url=verdict.robots_url,
                      verdict=verdict, withheld=status)
 
-    def _judged(self, flow: http.HTTPFlow, response: http.Response) -> bool:
-        """Whether the response is the origin's answer to a decided request."""
-        if flow.metadata.get(keys.ANSWERED) or flow.error is not None or \
-                response.status_code == 101 or keys.VERDICT not in flow.metadata:
-            return False
-        if HEADER in response.headers:
-            del response.headers[HEADER]  # the origin cannot speak for robotsgate
-        return True
-
-    def _usage(self, flow: http.HTTPFlow, response: http.Response, *, tdm_meta: bool
+    def _usage(self, flow: http.HTTPFlow, stated: "_Stated", *, tdm_meta: bool
                ) -> tuple[Usage, UsageRefusal | None]:
         purposes: Purposes = flow.metadata.get(keys.PURPOSES, NO_PURPOSES)
         verdict: Verdict = flow.metadata[keys.VERDICT]
+        if not (purposes or verdict.usage or stated.lines or stated.tdm or tdm_meta):
+            return NO_USAGE, None  # nothing known, nothing declared: most answers
         said = [verdict.usage]
-        headers = response.headers
-        for line in headers.get_all("content-usage"):
+        for line in stated.lines:
             # Each field line on its own, most restrictive first: joined into one Dictionary
             # (RFC 9110 §5.3), a later "train-ai=y" would override an earlier "n", and one
             # unreadable line would make every other unknown. A line past the limit is not
             # parsed (it says nothing): its cost would be the whole proxy's.
             if len(line) <= MAX_PREFERENCE:
                 said.append(read_statement(Source.HEADER, line).usage())
-        if any(value.strip() == "1" for value in headers.get_all("tdm-reservation")):
+        if stated.tdm:
             said.append(tdm_reservation(header=True).usage())
         if tdm_meta:
             said.append(tdm_reservation(header=False).usage())
@@ -140,6 +147,37 @@ class UsageCheck:
             # than refused.
             logger.error("robotsgate: a usage refusal of %s could not be recorded",
                          flow.request.pretty_url)
+
+
+@dataclass(frozen=True, slots=True)
+class _Stated:
+    """What an answer's headers state about its use, read in one pass over its raw fields
+    (Headers.get_all() lower-cases every name, once per name asked for)."""
+
+    lines: tuple[bytes, ...]  # Content-Usage field lines
+    tdm: bool  # tdm-reservation: 1
+
+    @classmethod
+    def of(cls, response: http.Response) -> "_Stated":
+        lines: list[bytes] = []
+        tdm = ours = False
+        for name, value in response.headers.fields:
+            size = len(name)  # a length first: most names are none of these
+            if size == 13 and name.lower() == b"content-usage":
+                lines.append(value)
+            elif size == 15 and name.lower() == b"tdm-reservation":
+                tdm = tdm or value.strip() == b"1"
+            elif size == 18 and name.lower() == b"x-robotsgate-usage":
+                ours = True
+        if ours:
+            del response.headers[HEADER]  # the origin cannot speak for robotsgate
+        return cls(tuple(lines), tdm)
+
+
+def _judged(flow: http.HTTPFlow, response: http.Response) -> bool:
+    """Whether the response is the origin's answer to a decided request."""
+    return not (flow.metadata.get(keys.ANSWERED) or flow.error is not None or
+                response.status_code == 101 or keys.VERDICT not in flow.metadata)
 
 
 def _may_stream_late(response: http.Response) -> bool:

@@ -6,6 +6,7 @@ others together: which responses are pages, the byte check that spares most page
 reading of a page for one agent, and strip mode.
 """
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
 
@@ -28,6 +29,7 @@ _CHARSET = re.compile(r"charset\s*=\s*[\"']?([^\s;\"']+)", re.IGNORECASE)
 _PROBE = "robots tdm-reservation &#"
 
 
+@functools.lru_cache(maxsize=256)  # a site serves few distinct Content-Types
 def _bytes_readable(content_type: str | None) -> bool:
     """Whether the byte check can see into a page of this Content-Type: its charset writes
     ASCII as ASCII and keeps no state (UTF-16, UTF-32 and EBCDIC do not; ISO-2022 may put an
