@@ -24,7 +24,7 @@ from robotsgate.pages import PageConfig, Pages
 from robotsgate.retrieval import Retrieval
 from robotsgate.rules_cache import RulesCache
 from robotsgate.state.departures import Departures
-from robotsgate.state.fleet import Fleet
+from robotsgate.state.fleet import Fleet, check_kind
 from robotsgate.state.pacing import Pacer
 from robotsgate.state.store import MemoryStore
 
@@ -94,12 +94,14 @@ def services(settings: Settings, upstream: Upstream, clocks: Clocks, metrics: Me
     fetcher = Fetcher(timeout=settings.fetch_timeout, verify=upstream.verify(),
                       proxy=upstream.proxy, transport=upstream.transport)
     pacer = Pacer(clocks.monotonic, max_wait=settings.max_wait, max_hosts=settings.cache_size)
-    departures = Departures(clocks.monotonic, clocks.sleep,
-                            max_hosts=min(settings.cache_size, 100_000))
     # Cached origins keep bodies; their rules come back through the rules cache.
     local_store = MemoryStore(settings.cache_size, rules)
     fleet = None
     if settings.redis:
+        try:
+            check_kind(settings.redis)
+        except ValueError as exc:
+            raise ValueError(f"robots_redis: {exc}") from exc
         # The in-memory store and pacer stay as the fallback for while Redis is down.
         fleet = Fleet(settings.redis, prefix=settings.redis_prefix,
                       fallback=settings.redis_fallback, clock=clocks.clock, rules=rules,
@@ -108,6 +110,9 @@ def services(settings: Settings, upstream: Upstream, clocks: Clocks, metrics: Me
                       lock_ttl=settings.fetch_timeout + LOCK_MARGIN,
                       monotonic=clocks.monotonic)
     store = fleet.store if fleet else local_store
+    departures = Departures(clocks.monotonic, clocks.sleep,
+                            max_hosts=min(settings.cache_size, 100_000),
+                            shared=fleet.departures if fleet else None)
     retrieval = Retrieval(fetcher, rules, store, clocks.clock, cache_ttl=settings.cache_ttl,
                           error_ttl=settings.error_ttl, metrics=metrics, archive=archive)
     config = GateConfig(min_delay=settings.min_delay_ms / 1000,

@@ -42,7 +42,8 @@ import redis.asyncio
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tests.e2e.machine import free_port  # noqa: E402  (needs the repository on the path)
+from tests.e2e.load import OtherTraffic  # noqa: E402  (needs the repository on the path)
+from tests.e2e.machine import free_port  # noqa: E402
 from tests.e2e.origins import Origin  # noqa: E402
 from tests.e2e.proxy import Proxy  # noqa: E402
 from tests.e2e.redis_cluster import Cluster  # noqa: E402
@@ -331,15 +332,56 @@ def cluster_failover(work: Path) -> None:
         cluster.stop()
 
 
+def spacing(bursts: int = 5, per_proxy: int = 2) -> int:
+    """Two proxies, other traffic flowing through both, and bursts of paced requests: the gaps at
+    the origin against its Crawl-delay (1 s, the default 10 ms margin)."""
+    with tempfile.TemporaryDirectory() as workdir:
+        work = Path(workdir)
+        server = RedisServer(work / "redis")
+        site = Origin("127.0.0.61")
+        fleet = [Proxy(work / f"p{i}", {
+            "flow_detail": 0, "robots_audit_log": str(work / f"p{i}.jsonl"),
+            "robots_redis": server.url, "robots_max_wait": 120}) for i in range(2)]
+        try:
+            site.set_robots("User-agent: *\nCrawl-delay: 1\n")
+            asyncio.run(statuses(fleet[0].url, [site.url("/warm")]))
+
+            async def burst(b: int) -> list[int]:
+                got = await asyncio.gather(*(statuses(p.url, [
+                    site.url(f"/paced/{b}/{n}/{i}") for i in range(per_proxy)])
+                    for n, p in enumerate(fleet)))
+                return [s for answers in got for s in answers]
+
+            with OtherTraffic([p.url for p in fleet]) as load:
+                answered = [s for b in range(bursts) for s in asyncio.run(burst(b))]
+            arrivals = sorted(s.arrived for s in site.seen if s.path.startswith("/paced/"))
+            gaps = [b - a for a, b in itertools.pairwise(arrivals)]
+            print(f"spacing under load: 2 proxies, other traffic {load.rate:.0f} req/s, "
+                  f"{bursts} bursts of {per_proxy} paced requests per proxy (Crawl-delay 1, "
+                  f"margin 10 ms): {answered.count(200)} of {len(answered)} answered 200; "
+                  f"shortest gap at the origin {min(gaps):.3f} s, "
+                  f"{sum(g < 1.0 for g in gaps)} of {len(gaps)} gaps under 1 s")
+            return 0 if min(gaps) >= 1.0 else 1
+        finally:
+            for p in fleet:
+                p.stop()
+            site.stop()
+            server.stop()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--requests", type=int, default=3000, help="per round and proxy")
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--faults", action="store_true", help="measure what faults cost")
+    parser.add_argument("--spacing", action="store_true",
+                        help="measure paced requests' gaps at the origin under load")
     args = parser.parse_args()
     if args.faults:
         return faults()
+    if args.spacing:
+        return spacing()
 
     port = free_port()
     origin = subprocess.Popen([sys.executable, "-c", ORIGIN, str(port)])

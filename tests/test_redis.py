@@ -11,6 +11,7 @@ objects on one Redis, each with its own connection, as separate processes would 
 
 import asyncio
 import hashlib
+import json
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -23,12 +24,17 @@ from driver import driven
 from e2e.redis_cluster import cluster_port
 from e2e.redis_server import RedisServer
 from mitmproxy import exceptions
+from mitmproxy.test import tflow
 from redis.asyncio import Redis
 
 from robotsgate.gate import Gate
+from robotsgate.mitm import keys
 from robotsgate.rules_cache import RulesCache
+from robotsgate.state.departures import Departures
 from robotsgate.state.fleet import Fleet, SharedStateUnavailable, check_url, redacted
 from robotsgate.state.pacing import Pacer, Slot
+from robotsgate.state.redis_clock import RedisClock
+from robotsgate.state.redis_departures import RedisDepartures
 from robotsgate.state.redis_pacing import RedisPacer
 from robotsgate.state.redis_store import RedisStore
 from robotsgate.state.store import MemoryStore, RobotsEntry
@@ -565,3 +571,133 @@ def test_a_password_in_the_url_stays_out_of_messages():
     with pytest.raises(ValueError) as refused:
         check_url("redis://app:secret@127.0.0.1:6379/db")
     assert "secret" not in str(refused.value)
+
+
+# -- the fleet's turns: spacing as the origin sees it ---------------------------------------------
+
+# Redis's TIME and this process's monotonic clock may tick at rates a few parts per million
+# apart: a millisecond covers it for the intervals here.
+TICK = 0.001
+
+
+def departures_of(fleet: Fleet) -> Departures:
+    return Departures(time.monotonic, asyncio.sleep, max_hosts=100, shared=fleet.departures)
+
+
+async def release(departures: Departures, flow: str, interval: float,
+                  host: str = "h.example") -> float:
+    """A request's turn: when it was released (monotonic)."""
+    async with departures.turn(host, interval, flow, tls=False):
+        pass
+    return time.monotonic()
+
+
+async def test_a_late_departure_from_one_proxy_holds_back_the_next_from_another(shared_fleet):
+    on_a, on_b = departures_of(shared_fleet()), departures_of(shared_fleet())
+    await release(on_a, "first", 0.3)
+    await asyncio.sleep(0.1)  # its connection took 100 ms to open: it left then, not before
+    left = time.monotonic()
+    on_a.connected("h.example", tls=False)
+    released = await release(on_b, "second", 0.3)
+    assert released - left >= 0.3 - TICK
+
+
+async def test_the_next_request_waits_while_another_proxys_is_unconfirmed(shared_fleet):
+    on_a, on_b = departures_of(shared_fleet()), departures_of(shared_fleet())
+    await release(on_a, "first", 0.05)
+    second = asyncio.create_task(release(on_b, "second", 0.05))
+    await asyncio.sleep(0.6)  # longer than a poll: b asked Redis more than once meanwhile
+    assert not second.done()
+    left = time.monotonic()
+    on_a.connected("h.example", tls=False)  # its connection opened at last
+    assert await second - left >= 0.05 - TICK
+
+
+async def test_a_departure_never_confirmed_counts_when_the_wait_for_it_gives_up(
+        redis_clients, redis_prefix):
+    client = redis_clients()
+    pacer = redis_pacer(client, redis_prefix)
+
+    def proxy() -> RedisDepartures:  # its proxy died before its request was confirmed
+        return RedisDepartures(client, key=pacer.key, channel=pacer.channel,
+                               redis_clock=RedisClock(client), confirm_timeout=0.3, keep=60.0,
+                               max_hosts=10)
+
+    await proxy().take("h.example", 0.1, "first")
+    released = time.monotonic()
+    await proxy().take("h.example", 0.1, "second")
+    assert time.monotonic() - released >= 0.4 - TICK
+
+
+async def test_a_departure_heard_of_outlives_redis_losing_its_memory(shared_fleet, redis_clients):
+    a, b = shared_fleet(), shared_fleet()
+    on_a, on_b = departures_of(a), departures_of(b)
+    a.start()
+    b.start()
+    await until(lambda: a.shared_pacer.is_listening and b.shared_pacer.is_listening,
+                "subscribed")
+    await release(on_a, "first", 0.5)
+    left = time.monotonic()
+    on_a.connected("h.example", tls=False)
+    await until(lambda: b.shared_departures.heard("h.example") > 0, "b hears a's departure")
+    await redis_clients().delete(a.shared_pacer.key("h.example"))  # a FLUSHDB, say
+    released = await release(on_b, "second", 0.5)
+    assert released - left >= 0.5 - TICK
+
+
+@pytest.mark.parametrize("fallback", ["closed", "local"])
+async def test_redis_gone_before_a_requests_turn(private_redis, fleets, fallback):
+    fleet = fleet_on(private_redis.url, "rg:", fallback)
+    fleets.append(fleet)
+    departures = departures_of(fleet)
+    await release(departures, "first", 0.01)
+    departures.connected("h.example", tls=False)
+    private_redis.stop()
+    if fallback == "closed":
+        with pytest.raises(SharedStateUnavailable):
+            await release(departures, "second", 0.01)
+    else:  # this proxy's own turns carry on
+        await release(departures, "second", 0.01)
+    assert fleet.down
+
+
+async def test_the_proxy_refuses_a_request_whose_turn_finds_redis_gone(private_redis, tmp_path):
+    robots = b"User-agent: *\nCrawl-delay: 0.01\n"
+    origins = Origins({"http://a.example/robots.txt": httpx.Response(200, content=robots)})
+    audit = tmp_path / "audit.jsonl"
+    with driven(transport=httpx.MockTransport(origins), robots_audit_log=str(audit),
+                robots_redis=private_redis.url, robots_redis_prefix="rg:",
+                robots_redis_fallback="closed") as addon:
+        flow = tflow.tflow()
+        flow.request.url = "http://a.example/page"
+        await addon.requestheaders(flow)  # decided, and its slot claimed in Redis
+        assert flow.response is None and keys.PACED in flow.metadata
+        private_redis.stop()
+        await addon.request_only(flow)  # its turn
+        assert flow.response is not None and flow.response.status_code == 503
+        assert flow.response.headers["X-Robotsgate-Reason"] == "redis-unavailable"
+        await addon.done()
+    [record] = [json.loads(line) for line in audit.read_text().splitlines()
+                if json.loads(line)["event"] == "block"]
+    assert record["reason"] == "redis-unavailable"
+    assert "is unreachable" in record["error"]
+
+
+def test_a_redis_of_the_wrong_kind_is_refused_at_start_up(tmp_path, redis_url):
+    node = RedisServer(tmp_path / "node", port=cluster_port(), options=(
+        "--cluster-enabled", "yes", "--cluster-config-file", str(tmp_path / "nodes.conf")))
+    try:
+        with driven(robots_audit_log=str(tmp_path / "a.jsonl")) as addon:
+            with pytest.raises(exceptions.OptionsError,
+                               match=r"robots_redis: redis://127\.0\.0\.1:\d+/0 is a Redis "
+                                     r"Cluster node: say so, as redis\+cluster://"):
+                addon.configure(robots_redis=node.url)
+            with pytest.raises(exceptions.OptionsError,
+                               match=r"robots_redis: .* is not a Redis Cluster node"):
+                addon.configure(robots_redis=redis_url.replace("redis://", "redis+cluster://")
+                                .rsplit("/", 1)[0])
+            addon.configure(robots_redis=redis_url)  # the right kind
+            node.stop()
+            addon.configure(robots_redis=node.url)  # nothing answers there: the fallback's
+    finally:
+        node.stop()

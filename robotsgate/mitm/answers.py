@@ -1,5 +1,6 @@
 """robotsgate's own answers, and the audit record of every one of them."""
 
+import contextlib
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -63,6 +64,17 @@ def answer_usage(flow: http.HTTPFlow, refusal: UsageRefusal, *, agent: str,
     answer(flow, Reason.USAGE_PREFERENCE, outcomes.text(
         Reason.USAGE_PREFERENCE, purposes=", ".join(refusal.purposes),
         explain=refusal.explain(), where=where, agent=agent), headers, verdict)
+
+
+def fail_closed(flow: http.HTTPFlow, recorder: "Recorder | None", reason: Reason,
+                error: str | None = None) -> None:
+    """Whatever went wrong, the request is not forwarded: the proxy's answer for `reason`, and
+    its record when the audit log can take one."""
+    outcome = outcomes.OUTCOMES[reason]
+    answer(flow, reason, outcome.message, retry_after(outcome.retry_after))
+    if recorder is not None:
+        with contextlib.suppress(AuditUnwritable):  # already failing closed
+            recorder.flow(flow, "block", reason, outcome.status, None, error=error)
 
 
 def retry_after(seconds: int | None) -> dict[str, str]:

@@ -8,7 +8,6 @@ follow, and be allowed by the target's robots.txt (robotsgate.gate), which also 
 to hold it. Whatever goes wrong on the way fails closed: 503, never forwarded.
 """
 
-import contextlib
 import logging
 from collections.abc import Awaitable
 from dataclasses import replace
@@ -25,6 +24,7 @@ from robotsgate.mitm.answers import (
     Recorder,
     answer,
     answer_usage,
+    fail_closed,
     fetch_error,
     retry_after,
 )
@@ -77,13 +77,7 @@ class Decide:
             self._fail(flow, Reason.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")
 
     def _fail(self, flow: http.HTTPFlow, reason: Reason, error: str | None = None) -> None:
-        """Fail closed: whatever went wrong, the request is not forwarded."""
-        outcome = outcomes.OUTCOMES[reason]
-        answer(flow, reason, outcome.message, retry_after(outcome.retry_after))
-        recorder = self.runtime.recorder
-        if recorder is not None:
-            with contextlib.suppress(AuditUnwritable):  # already failing closed
-                recorder.flow(flow, "block", reason, outcome.status, None, error=error)
+        fail_closed(flow, self.runtime.recorder, reason, error)
 
     async def _decide(self, flow: http.HTTPFlow) -> None:
         runtime, settings, recorder = self.runtime, self.runtime.settings, self.runtime.recorder

@@ -5,14 +5,20 @@ robotsgate.state.departures), which is known only from the connection events and
 of the answer: these hooks report them.
 """
 
+import logging
 from collections.abc import Awaitable
 from typing import Any
 
 from mitmproxy import http
 
 from robotsgate.mitm import keys
+from robotsgate.mitm.answers import fail_closed
 from robotsgate.mitm.runtime import Runtime
 from robotsgate.origin import Origin
+from robotsgate.outcomes import Reason
+from robotsgate.state.fleet import SharedStateUnavailable
+
+logger = logging.getLogger(__name__)
 
 _HOSTS_REMEMBERED = 4096
 
@@ -39,9 +45,21 @@ class Turns:
         departures = self.runtime.departures
         if interval is None or departures is None:
             return
-        async with departures.turn(flow.metadata[keys.HOST], interval, flow.id,
-                                   tls=flow.request.scheme == "https"):
-            pass
+        try:
+            async with departures.turn(flow.metadata[keys.HOST], interval, flow.id,
+                                       tls=flow.request.scheme == "https"):
+                pass
+        except SharedStateUnavailable as exc:
+            # The fleet's Redis went away between the request's slot and its turn, and
+            # robots_redis_fallback is closed.
+            self._refuse(flow, Reason.REDIS_UNAVAILABLE, str(exc))
+        except Exception as exc:
+            logger.exception("robotsgate: internal error pacing %s", flow.request.pretty_url)
+            self._refuse(flow, Reason.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")
+
+    def _refuse(self, flow: http.HTTPFlow, reason: Reason, error: str) -> None:
+        fail_closed(flow, self.runtime.recorder, reason, error)
+        flow.request.stream = False  # read and dropped, never streamed to the origin
 
     def _streams_now(self, flow: http.HTTPFlow) -> bool:
         """Whether mitmproxy may send this request before its request hook: a body that is

@@ -15,13 +15,16 @@ known later, so a request waiting for its turn waits until the one before it is 
 its connection, by its response, or by its error. A request whose confirmation never comes is
 taken as having left when the wait for it gave up (`confirm_timeout`).
 
-This is process-local: a fleet's shared schedule still spaces the proxies among themselves.
+In a fleet the previous request may have left from another proxy: after its turn here, a
+request takes the fleet's (`shared`, redis_departures.py), and each departure confirmed here is
+reported there.
 """
 
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from cachetools import LRUCache
 
@@ -36,11 +39,28 @@ class _Host:
     tls: bool = False  # confirmed by tls_established_server, not server_connected
 
 
+# Seconds a released request may go unconfirmed before it counts as having left.
+CONFIRM_TIMEOUT = 10.0
+
+
+class SharedTurns(Protocol):
+    """Turns taken across a fleet (fleet.FleetDepartures)."""
+
+    async def take(self, host: str, interval: float, flow: str) -> None:
+        """Return once the previous request to `host` from any proxy has left, and `interval`
+        has passed since."""
+
+    def left(self, host: str, flow: str, at: float) -> None:
+        """The request `flow` left at `at` (the monotonic clock)."""
+
+
 class Departures:
     def __init__(self, monotonic: Callable[[], float],
                  sleep: Callable[[float], Awaitable[None]], *, max_hosts: int,
-                 confirm_timeout: float = 10.0) -> None:
+                 confirm_timeout: float = CONFIRM_TIMEOUT,
+                 shared: SharedTurns | None = None) -> None:
         self._monotonic = monotonic
+        self._shared = shared
         self._sleep = sleep
         self._confirm_timeout = confirm_timeout
         self._hosts: LRUCache[str, _Host] = LRUCache(maxsize=max_hosts)
@@ -58,10 +78,12 @@ class Departures:
                 try:
                     await asyncio.wait_for(asyncio.shield(state.pending), self._confirm_timeout)
                 except TimeoutError:
-                    self._confirm(state, self._monotonic())
+                    self._confirm(host, state, self._monotonic())
             wait = state.left + interval - self._monotonic()
             if wait > 0:
                 await self._sleep(wait)
+            if self._shared is not None:
+                await self._shared.take(host, interval, flow)
             yield
             state.pending = asyncio.get_running_loop().create_future()
             state.released_at = self._monotonic()
@@ -72,18 +94,19 @@ class Departures:
         TLS handshake done for https): it leaves now."""
         state = self._hosts.get(host)
         if state is not None and state.pending is not None and state.tls == tls:
-            self._confirm(state, self._monotonic())
+            self._confirm(host, state, self._monotonic())
 
     def settled(self, host: str, flow: str) -> None:
         """The released request was answered or failed. With no connection opened for it, it
         left on an open one when it was released."""
         state = self._hosts.get(host)
         if state is not None and state.pending is not None and state.flow == flow:
-            self._confirm(state, state.released_at)
+            self._confirm(host, state, state.released_at)
 
-    @staticmethod
-    def _confirm(state: _Host, left: float) -> None:
+    def _confirm(self, host: str, state: _Host, left: float) -> None:
         state.left = max(state.left, left)
+        if self._shared is not None and state.flow is not None:
+            self._shared.left(host, state.flow, left)
         pending, state.pending, state.flow = state.pending, None, None
         if pending is not None and not pending.done():
             pending.set_result(None)

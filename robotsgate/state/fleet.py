@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 from typing import Literal
 from urllib.parse import urlsplit, urlunsplit
 
+import redis
 from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.retry import Retry
@@ -25,6 +26,7 @@ from redis.exceptions import (
     AskError,
     ClusterDownError,
     ClusterError,
+    RedisClusterException,
     SlotNotCoveredError,
     TryAgainError,
 )
@@ -33,8 +35,10 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.maint_notifications import MaintNotificationsConfig
 
 from robotsgate.rules_cache import RulesCache
+from robotsgate.state.departures import CONFIRM_TIMEOUT
 from robotsgate.state.pacing import Pacer, Refusal, Slot
 from robotsgate.state.redis_clock import Client, RedisClock
+from robotsgate.state.redis_departures import RedisDepartures
 from robotsgate.state.redis_pacing import RedisPacer
 from robotsgate.state.redis_store import RedisStore
 from robotsgate.state.store import MemoryStore, RobotsEntry
@@ -47,9 +51,10 @@ FALLBACKS: tuple[Fallback, ...] = ("closed", "local")
 # What "Redis is unreachable" looks like; anything else is a bug and fails closed as one. A
 # Redis Cluster node answering for slots it does not serve counts: it is not usable here either
 # (the watcher then says why, see Unsupported). So does a cluster with a slot that no node
-# serves for now (a primary failed and its replica is not promoted yet).
+# serves for now (a primary failed and its replica is not promoted yet), and one whose client
+# reaches no node at all.
 UNREACHABLE = (RedisConnectionError, RedisTimeoutError, OSError, AskError, ClusterDownError,
-               ClusterError, SlotNotCoveredError, TryAgainError)
+               ClusterError, SlotNotCoveredError, TryAgainError, RedisClusterException)
 DEFAULT_PREFIX = "robotsgate:"
 _STILL_DOWN_EVERY = 30.0  # seconds between the reminders that Redis is still unreachable
 _SYNC_EVERY = 30.0  # seconds between measurements of Redis's clock (clocks drift slowly)
@@ -133,6 +138,27 @@ def check_url(url: str) -> str:
     return url
 
 
+def check_kind(url: str, timeout: float = 1.0) -> None:
+    """At start-up: a Redis that answers must be what the URL says it is (a Redis Cluster node
+    for redis+cluster://, a plain Redis for the others), else ValueError saying what to write.
+    One that does not answer is left to robots_redis_fallback, as it would be later."""
+    client = redis.Redis.from_url(url.replace("+cluster", "", 1), socket_timeout=timeout,
+                                  socket_connect_timeout=timeout)
+    try:
+        enabled = bool(client.info("cluster").get("cluster_enabled"))
+    except (redis.RedisError, OSError):
+        return
+    finally:
+        client.close()
+    if enabled and not is_cluster(url):
+        raise ValueError(f"{redacted(url)} is a Redis Cluster node: say so, as "
+                         f"redis+cluster://host:port (any node of the cluster; rediss+cluster:// "
+                         f"for TLS)")
+    if is_cluster(url) and not enabled:
+        raise ValueError(f"{redacted(url)} is not a Redis Cluster node (cluster mode is not "
+                         f"enabled there): use redis://host:port/db for a single Redis")
+
+
 def check_prefix(prefix: str) -> str:
     # Braces would make the prefix a Redis Cluster hash tag: keys one script reads together
     # would land on different nodes.
@@ -164,7 +190,7 @@ class Fleet:
         self.url = url
         self.fallback = fallback
         self._retry_interval = retry_interval
-        self._monotonic = monotonic
+        self.monotonic = monotonic
         self.cluster = is_cluster(url)
         self.client: Client = connect(url, max_connections, timeout)
         # Fenced commands must run within half the time this proxy waits for them (real time:
@@ -178,10 +204,15 @@ class Fleet:
                                        max_hosts=max_origins, idle_ttl=idle_ttl,
                                        monotonic=monotonic, redis_clock=self.redis_clock,
                                        regroup=regroup)
+        self.shared_departures = RedisDepartures(
+            self.client, key=self.shared_pacer.key, channel=self.shared_pacer.channel,
+            redis_clock=self.redis_clock, confirm_timeout=CONFIRM_TIMEOUT,
+            keep=self.shared_pacer.keep, max_hosts=max_origins)
         self.local_store = local_store
         self.local_pacer = local_pacer
         self.store = FleetStore(self)
         self.pacer = FleetPacer(self)
+        self.departures = FleetDepartures(self)
         self.down = False
         self.outages = 0  # outages declared, for tests and benchmarks
         self._down_since = 0.0
@@ -199,7 +230,7 @@ class Fleet:
 
     def failed(self, exc: BaseException) -> None:
         """A Redis command failed for want of Redis."""
-        now = self._monotonic()
+        now = self.monotonic()
         self._why = _why(exc)
         if not self.down:
             self.down = True
@@ -231,7 +262,7 @@ class Fleet:
             self.down = False
             logger.warning("robotsgate: Redis at %s is reachable again after %.1f s: robots.txt "
                            "and politeness are shared by the fleet again", redacted(self.url),
-                           self._monotonic() - self._down_since)
+                           self.monotonic() - self._down_since)
 
     async def _watch(self) -> None:
         """Keep the notice channel subscribed; it also tells when Redis goes and comes back."""
@@ -254,15 +285,12 @@ class Fleet:
                 pacer.listening(True)
                 self._back()
                 fresh = False
-                synced = self._monotonic()
+                synced = self.monotonic()
                 while True:
                     message = await pubsub.get_message(ignore_subscribe_messages=True,
                                                        timeout=1.0)
-                    if message is not None and message.get("type") == "message" and \
-                            pacer.notice(message["data"]) == "regroup":
-                        # Only the hosts of the group whose schedule Redis lost.
-                        await pacer.reassert(
-                            message["data"].decode(errors="replace").partition(" ")[2])
+                    if message is not None and message.get("type") == "message":
+                        await self._notice(message["data"])
                     if self.down:
                         # A command failed while the channel stayed up: ask Redis directly
                         # (every group's epoch: on a cluster, every node).
@@ -272,8 +300,8 @@ class Fleet:
                         await self._hand_over()
                         pacer.listening(True)
                         self._back()
-                    elif abs(self._monotonic() - synced) >= _SYNC_EVERY:
-                        synced = self._monotonic()
+                    elif abs(self.monotonic() - synced) >= _SYNC_EVERY:
+                        synced = self.monotonic()
                         await self.redis_clock.sync()
             except asyncio.CancelledError:
                 raise
@@ -289,6 +317,14 @@ class Fleet:
                 with contextlib.suppress(Exception):
                     await pubsub.aclose()  # type: ignore[no-untyped-call]
             await asyncio.sleep(self._retry_interval)
+
+    async def _notice(self, data: bytes) -> None:
+        kind, _, rest = data.decode(errors="replace").partition(" ")
+        if kind == "left":
+            self.shared_departures.notice(rest)
+        elif self.shared_pacer.notice(data) == "regroup":
+            # Only the hosts of the group whose schedule Redis lost.
+            await self.shared_pacer.reassert(rest)
 
     async def _refuse_cluster(self) -> None:
         """A cluster node behind a redis:// URL would answer MOVED for most keys: say what to
@@ -419,6 +455,46 @@ class FleetPacer:
             except UNREACHABLE as exc:
                 fleet.failed(exc)
         await fleet.local_pacer.recovered(host)
+
+
+class FleetDepartures:
+    """Turns taken across the fleet while Redis answers (see redis_departures.py); meanwhile,
+    this proxy's own turns alone (`local`), or none at all (`closed`: refused)."""
+
+    def __init__(self, fleet: Fleet) -> None:
+        self._fleet = fleet
+        self._reports: set[asyncio.Task[None]] = set()
+
+    async def take(self, host: str, interval: float, flow: str) -> None:
+        fleet = self._fleet
+        fleet.start()
+        if not fleet.down:
+            try:
+                await fleet.shared_departures.take(host, interval, flow)
+                return
+            except UNREACHABLE as exc:
+                fleet.failed(exc)
+        if fleet.fallback == "closed":
+            raise fleet.refuse()
+
+    def left(self, host: str, flow: str, at: float) -> None:
+        # Called from mitmproxy's connection and response hooks: the report goes on in the
+        # background (until Redis has it, the other proxies wait for it).
+        if not self._fleet.down:
+            report = asyncio.get_running_loop().create_task(self._left(host, flow, at))
+            self._reports.add(report)
+            report.add_done_callback(self._reports.discard)
+
+    async def _left(self, host: str, flow: str, at: float) -> None:
+        fleet = self._fleet
+        try:
+            # The age is taken as the report is sent: a late report is never an early departure.
+            await fleet.shared_departures.left(host, flow, fleet.monotonic() - at)
+        except UNREACHABLE as exc:
+            fleet.failed(exc)
+        except Exception:
+            logger.exception("robotsgate: could not tell the fleet that a request to %s left; "
+                             "its next request waits up to %.0f s", host, CONFIRM_TIMEOUT)
 
 
 def _why(exc: BaseException) -> str:

@@ -219,6 +219,11 @@ class RedisPacer:
         self.round_trips = 0  # scripts run, for tests and benchmarks
 
     @property
+    def keep(self) -> float:
+        """Seconds a host's hash outlives its last use."""
+        return self._keep
+
+    @property
     def channel(self) -> str:
         return f"{self._prefix}pace"
 

@@ -22,6 +22,7 @@ import redis
 from robotsgate.state.redis_pacing import TAGS, bucket_of
 
 from .clients import CLIENT_TIMEOUT, Resp, curl, httpx_call, requests_call, run_concurrently
+from .load import OtherTraffic
 from .origins import Origin
 from .proxy import Proxy, run_mitmdump
 from .redis_cluster import Cluster
@@ -82,6 +83,33 @@ def test_three_proxies_keep_one_crawl_delay(origin: Callable[..., Origin],
     gaps = [b - a for a, b in itertools.pairwise(arrivals)]
     assert min(gaps) >= 1.0, f"two requests came closer than the Crawl-delay: {gaps}"
     assert len(site.robots_fetches()) == 1
+
+
+def test_busy_proxies_keep_the_crawl_delay_between_them(
+        origin: Callable[..., Origin], proxy: Callable[..., Proxy], prefix: str) -> None:
+    """A proxy busy with other traffic lets a released request leave late; the next one, from
+    the other proxy, must still leave a whole interval after it (default margin: 10 ms)."""
+    # Not 127.0.0.1, where the other traffic goes: one host name, one schedule.
+    site = origin("127.0.0.3", robots="User-agent: *\nCrawl-delay: 1\n")
+    proxies = fleet(proxy, 2, SHARED_URL, prefix, robots_max_wait=60)
+
+    async def burst(b: int) -> list[int]:
+        async def through(p: Proxy) -> list[int]:
+            async with httpx.AsyncClient(proxy=p.url, trust_env=False, timeout=CLIENT_TIMEOUT,
+                                         limits=httpx.Limits(max_connections=2)) as client:
+                answers = await asyncio.gather(
+                    *(client.get(site.url(f"/paced/{b}/{p.port}/{i}")) for i in range(2)))
+            return [a.status_code for a in answers]
+
+        return [s for got in await asyncio.gather(*map(through, proxies)) for s in got]
+
+    with OtherTraffic([p.url for p in proxies]) as load:
+        statuses = [s for b in range(3) for s in asyncio.run(burst(b))]
+    assert statuses == [200] * 12
+    assert load.answered > 1000  # the proxies were busy all along
+    arrivals = sorted(s.arrived for s in site.seen if s.path.startswith("/paced/"))
+    gaps = [b - a for a, b in itertools.pairwise(arrivals)]
+    assert min(gaps) >= 1.0, f"two requests came closer than the Crawl-delay: {gaps}"
 
 
 def test_three_proxies_times_100_first_requests_fetch_robots_txt_once(
