@@ -645,6 +645,27 @@ async def test_a_departure_heard_of_outlives_redis_losing_its_memory(shared_flee
     assert released - left >= 0.5 - TICK
 
 
+async def test_a_departure_redis_missed_while_paused_is_told_when_it_is_back(private_redis,
+                                                                             fleets):
+    fleet = fleet_on(private_redis.url, "rg:", "closed", timeout=0.5)
+    fleets.append(fleet)
+    departures = departures_of(fleet)
+    await release(departures, "first", 1.0)  # marked as leaving, in Redis
+    admin = Redis.from_url(private_redis.url)
+    key = fleet.shared_pacer.key("h.example")
+    assert await admin.hget(key, "pending") == b"first"
+    private_redis.pause()
+    departures.connected("h.example", tls=False)  # it left; Redis does not answer
+    await until(lambda: fleet.down, "the report timed out")
+    private_redis.resume()
+    # Without the report, the host would be held for the whole confirmation timeout (10 s).
+    async def told() -> bool:
+        return await admin.hget(key, "pending") is None
+
+    await until(told, "told once back", timeout=5)
+    await admin.aclose()
+
+
 @pytest.mark.parametrize("fallback", ["closed", "local"])
 async def test_redis_gone_before_a_requests_turn(private_redis, fleets, fallback):
     fleet = fleet_on(private_redis.url, "rg:", fallback)

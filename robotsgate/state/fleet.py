@@ -17,6 +17,7 @@ from typing import Literal
 from urllib.parse import urlsplit, urlunsplit
 
 import redis
+from cachetools import LRUCache
 from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.retry import Retry
@@ -189,6 +190,7 @@ class Fleet:
                  monotonic: Callable[[], float] = time.monotonic, regroup: float = 2.0) -> None:
         self.url = url
         self.fallback = fallback
+        self.max_origins = max_origins
         self._retry_interval = retry_interval
         self.monotonic = monotonic
         self.cluster = is_cluster(url)
@@ -260,6 +262,7 @@ class Fleet:
     def _back(self) -> None:
         if self.down:
             self.down = False
+            self.departures.resend()
             logger.warning("robotsgate: Redis at %s is reachable again after %.1f s: robots.txt "
                            "and politeness are shared by the fleet again", redacted(self.url),
                            self.monotonic() - self._down_since)
@@ -464,6 +467,8 @@ class FleetDepartures:
     def __init__(self, fleet: Fleet) -> None:
         self._fleet = fleet
         self._reports: set[asyncio.Task[None]] = set()
+        # host -> (flow, when it left): the latest departure Redis could not be told of.
+        self._unsent: LRUCache[str, tuple[str, float]] = LRUCache(maxsize=fleet.max_origins)
 
     async def take(self, host: str, interval: float, flow: str) -> None:
         fleet = self._fleet
@@ -480,10 +485,21 @@ class FleetDepartures:
     def left(self, host: str, flow: str, at: float) -> None:
         # Called from mitmproxy's connection and response hooks: the report goes on in the
         # background (until Redis has it, the other proxies wait for it).
-        if not self._fleet.down:
-            report = asyncio.get_running_loop().create_task(self._left(host, flow, at))
-            self._reports.add(report)
-            report.add_done_callback(self._reports.discard)
+        if self._fleet.down:
+            self._unsent[host] = (flow, at)
+            return
+        report = asyncio.get_running_loop().create_task(self._left(host, flow, at))
+        self._reports.add(report)
+        report.add_done_callback(self._reports.discard)
+
+    def resend(self) -> None:
+        """Redis is back: the departures it could not be told of (a request marked as leaving
+        just before Redis paused, say, would hold its host for the whole confirmation timeout)."""
+        unsent = list(self._unsent.items())
+        self._unsent.clear()
+        for host, (flow, at) in unsent:
+            if self._fleet.monotonic() - at < CONFIRM_TIMEOUT:  # else it has expired there
+                self.left(host, flow, at)
 
     async def _left(self, host: str, flow: str, at: float) -> None:
         fleet = self._fleet
@@ -491,6 +507,7 @@ class FleetDepartures:
             # The age is taken as the report is sent: a late report is never an early departure.
             await fleet.shared_departures.left(host, flow, fleet.monotonic() - at)
         except UNREACHABLE as exc:
+            self._unsent[host] = (flow, at)
             fleet.failed(exc)
         except Exception:
             logger.exception("robotsgate: could not tell the fleet that a request to %s left; "
