@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx
 from mitmproxy import hooks, http
+from mitmproxy.proxy import server_hooks
 from mitmproxy.proxy.layers import http as http_layer
 from mitmproxy.test import taddons
 
@@ -58,6 +59,10 @@ class Driven:
 
     async def http_connect(self, flow: http.HTTPFlow) -> None:
         await self._run(http_layer.HttpConnectHook(flow))
+
+    def server_connected(self, data: Any) -> None:
+        """A connection to an origin is up (`ServerConnectionHookData`)."""
+        self.tctx.master.addons.invoke_addon_sync(self.root, server_hooks.ServerConnectedHook(data))
 
     def running(self) -> None:
         self.tctx.master.addons.invoke_addon_sync(self.root, hooks.RunningHook())

@@ -10,6 +10,8 @@ import pytest
 from conftest import FakeClock, Origins
 from driver import Driven, driven
 from mitmproxy import exceptions, http
+from mitmproxy.connection import Server
+from mitmproxy.proxy.server_hooks import ServerConnectionHookData
 from mitmproxy.test import tflow
 
 from robotsgate.assemble import Clocks, Upstream
@@ -247,6 +249,23 @@ async def test_an_origin_cannot_speak_in_robotsgates_name(paced):
     assert f.response.headers.get_all("X-Robots-Tag") == ["noindex, nofollow"]
     assert [name for name, _ in f.response.headers.fields][:4] == [
         b"Content-Type", b"Server", b"ETag", b"content-length"]
+
+
+async def test_only_the_requests_own_connection_says_it_left(paced):
+    addon, _, fake = paced
+    first = flow("http://slow.example/a")
+    await addon.request(first)  # released; mitmproxy now opens a connection for it
+    fake.now += 0.010
+    other = tflow.tclient_conn()  # another client's connection to the same host
+    addon.server_connected(ServerConnectionHookData(
+        server=Server(address=("slow.example", 80)), client=other))
+    fake.now += 0.040
+    addon.server_connected(ServerConnectionHookData(
+        server=Server(address=("slow.example", 80)), client=first.client_conn))
+    await forward(addon, "http://slow.example/b")
+    # The schedule's 2 s from the first start, and the 40 ms its connection took: counted from
+    # when it really left, not from another client's connection.
+    assert fake.sleeps == [pytest.approx(1.95), pytest.approx(0.05)]
 
 
 async def test_a_wait_beyond_max_wait_is_answered_429(paced, audit_path):

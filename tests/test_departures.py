@@ -29,6 +29,21 @@ async def test_a_late_departure_pushes_the_next_request_back() -> None:
     assert clock.now == pytest.approx(released + 1.030)
 
 
+async def test_another_clients_connection_to_the_host_confirms_nothing() -> None:
+    clock = FakeClock(START)
+    departures = Departures(clock, clock.sleep, max_hosts=10)
+    async with departures.turn("a.example", 1.0, "first", tls=True, client="bot"):
+        pass
+    released = clock.now
+    clock.now += 0.010
+    # Someone else's tunnel to the same host, opened eagerly: the request is not out yet.
+    departures.connected("a.example", tls=True, client="other")
+    clock.now += 0.040
+    departures.connected("a.example", tls=True, client="bot")
+    await release(departures, "second", tls=True)
+    assert clock.now == pytest.approx(released + 1.050)
+
+
 async def test_a_request_on_an_open_connection_left_when_it_was_released() -> None:
     clock = FakeClock(START)
     departures = Departures(clock, clock.sleep, max_hosts=10)

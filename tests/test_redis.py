@@ -613,20 +613,68 @@ async def test_the_next_request_waits_while_another_proxys_is_unconfirmed(shared
     assert await second - left >= 0.05 - TICK
 
 
+def turns_on(client: Redis, prefix: str, confirm_timeout: float = 10.0,
+             **kwargs: float) -> RedisDepartures:
+    """One proxy's fleet turns, without the rest of its fleet."""
+    return RedisDepartures(client, redis_pacer(client, prefix, **kwargs),
+                           redis_clock=RedisClock(client), confirm_timeout=confirm_timeout,
+                           max_hosts=10)
+
+
 async def test_a_departure_never_confirmed_counts_when_the_wait_for_it_gives_up(
         redis_clients, redis_prefix):
     client = redis_clients()
-    pacer = redis_pacer(client, redis_prefix)
-
-    def proxy() -> RedisDepartures:  # its proxy died before its request was confirmed
-        return RedisDepartures(client, key=pacer.key, channel=pacer.channel,
-                               redis_clock=RedisClock(client), confirm_timeout=0.3, keep=60.0,
-                               max_hosts=10)
-
-    await proxy().take("h.example", 0.1, "first")
+    # Its proxy died before its request was confirmed.
+    await turns_on(client, redis_prefix, 0.3).take("h.example", 0.1, "first")
     released = time.monotonic()
-    await proxy().take("h.example", 0.1, "second")
+    await turns_on(client, redis_prefix, 0.3).take("h.example", 0.1, "second")
     assert time.monotonic() - released >= 0.4 - TICK
+
+
+async def test_a_departure_reported_after_it_was_given_up_on_still_counts(redis_clients,
+                                                                          redis_prefix):
+    client = redis_clients()
+    a, b, c = (turns_on(client, redis_prefix, 0.3) for _ in range(3))
+    await a.take("h.example", 0.1, "slow")  # its connection takes longer than anyone waits
+    await b.take("h.example", 0.1, "next")  # taken over once the wait for it gave up
+    await b.left("h.example", "next", 0.0)
+    await asyncio.sleep(0.05)
+    left = time.monotonic()
+    await a.left("h.example", "slow", 0.0)  # it really left now, 50 ms after the other one
+    await c.take("h.example", 0.1, "third")
+    assert time.monotonic() - left >= 0.1 - TICK
+
+
+async def test_a_request_in_flight_when_redis_loses_its_memory_still_spaces_the_next(
+        redis_clients, redis_prefix):
+    client = redis_clients()
+    a, b = (turns_on(client, redis_prefix, regroup=1.0) for _ in range(2))
+    await a.take("h.example", 0.5, "in-flight")
+    # A FLUSHDB, say (of this test's keys alone: the Redis is shared): the mark that it is
+    # leaving goes with everything else.
+    await client.delete(*await client.keys(f"{redis_prefix}*"))
+    second = asyncio.create_task(b.take("h.example", 0.5, "second"))
+    await asyncio.sleep(0.3)
+    assert not second.done()  # the group regroups: nothing goes meanwhile
+    left = time.monotonic()
+    await a.left("h.example", "in-flight", 0.0)  # its connection opened at last
+    await second
+    assert time.monotonic() - left >= 0.5 - TICK
+
+
+async def test_no_departure_in_the_future_holds_a_host(redis_clients, redis_prefix):
+    client = redis_clients()
+    turns = turns_on(client, redis_prefix)
+    turns.notice("h.example inf")  # a bad notice on the channel
+    turns.notice("h.example 1e999")
+    assert turns.heard("h.example") == 0.0
+    await turns.take("h.example", 0.1, "first")
+    await turns.left("h.example", "first", 0.0)
+    key = redis_pacer(client, redis_prefix).key("h.example")
+    seconds, _ = await client.time()
+    await client.hset(key, "left", repr(seconds + 3600.0))  # a clock that stepped back an hour
+    # Bounded: at most one interval from now, not an hour.
+    await asyncio.wait_for(turns.take("h.example", 0.1, "second"), 5.0)
 
 
 async def test_a_departure_heard_of_outlives_redis_losing_its_memory(shared_fleet, redis_clients):

@@ -47,7 +47,8 @@ class Turns:
             return
         try:
             async with departures.turn(flow.metadata[keys.HOST], interval, flow.id,
-                                       tls=flow.request.scheme == "https"):
+                                       tls=flow.request.scheme == "https",
+                                       client=flow.client_conn.id):
                 pass
         except SharedStateUnavailable as exc:
             # The fleet's Redis went away between the request's slot and its turn, and
@@ -80,15 +81,15 @@ class Turns:
         self.responseheaders(flow)
 
     def server_connected(self, data: Any) -> None:
-        self._connected(data.server.address, tls=False)
+        self._connected(data.server.address, data.client.id, tls=False)
 
     def tls_established_server(self, data: Any) -> None:
-        self._connected(data.context.server.address, tls=True)
+        self._connected(data.context.server.address, data.context.client.id, tls=True)
 
-    def _connected(self, address: tuple[str, int] | None, *, tls: bool) -> None:
+    def _connected(self, address: tuple[str, int] | None, client: str, *, tls: bool) -> None:
         departures = self.runtime.departures
         if departures is not None and address is not None:
-            departures.connected(self._host(address[0]), tls=tls)
+            departures.connected(self._host(address[0]), tls=tls, client=client)
 
     def _host(self, address: str) -> str:
         """The host as the pacer knows it (Origin.of's canonical form), remembered."""

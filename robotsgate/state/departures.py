@@ -37,6 +37,7 @@ class _Host:
     released_at: float = 0.0
     flow: str | None = None  # the released request's flow id
     tls: bool = False  # confirmed by tls_established_server, not server_connected
+    client: str | None = None  # the client connection it came on: only its connections count
 
 
 # Seconds a released request may go unconfirmed before it counts as having left.
@@ -66,8 +67,8 @@ class Departures:
         self._hosts: LRUCache[str, _Host] = LRUCache(maxsize=max_hosts)
 
     @contextlib.asynccontextmanager
-    async def turn(self, host: str, interval: float, flow: str, *, tls: bool
-                   ) -> AsyncIterator[None]:
+    async def turn(self, host: str, interval: float, flow: str, *, tls: bool,
+                   client: str | None = None) -> AsyncIterator[None]:
         """Hold the caller until the previous request to `host` has left and `interval` has
         passed since; on leaving the block, the caller's request counts as released."""
         state = self._hosts.get(host)
@@ -87,13 +88,16 @@ class Departures:
             yield
             state.pending = asyncio.get_running_loop().create_future()
             state.released_at = self._monotonic()
-            state.flow, state.tls = flow, tls
+            state.flow, state.tls, state.client = flow, tls, client
 
-    def connected(self, host: str, *, tls: bool) -> None:
-        """A connection to `host` is ready to carry the released request (TCP for http, the
-        TLS handshake done for https): it leaves now."""
+    def connected(self, host: str, *, tls: bool, client: str | None = None) -> None:
+        """A connection to `host`, opened for `client` (the client connection the released
+        request came on), is ready to carry it (TCP for http, the TLS handshake done for
+        https): it leaves now. Another client's connection to the host (a tunnel opened
+        eagerly, say) says nothing about this request."""
         state = self._hosts.get(host)
-        if state is not None and state.pending is not None and state.tls == tls:
+        if state is not None and state.pending is not None and state.tls == tls and \
+                state.client == client:
             self._confirm(host, state, self._monotonic())
 
     def settled(self, host: str, flow: str) -> None:

@@ -59,6 +59,7 @@ UNREACHABLE = (RedisConnectionError, RedisTimeoutError, OSError, AskError, Clust
 DEFAULT_PREFIX = "robotsgate:"
 _STILL_DOWN_EVERY = 30.0  # seconds between the reminders that Redis is still unreachable
 _SYNC_EVERY = 30.0  # seconds between measurements of Redis's clock (clocks drift slowly)
+_UNSENT_PER_HOST = 8  # departures kept per host while Redis cannot be told of them
 
 
 def connection_pool(url: str, max_connections: int, timeout: float) -> BlockingConnectionPool:
@@ -207,9 +208,8 @@ class Fleet:
                                        monotonic=monotonic, redis_clock=self.redis_clock,
                                        regroup=regroup)
         self.shared_departures = RedisDepartures(
-            self.client, key=self.shared_pacer.key, channel=self.shared_pacer.channel,
-            redis_clock=self.redis_clock, confirm_timeout=CONFIRM_TIMEOUT,
-            keep=self.shared_pacer.keep, max_hosts=max_origins)
+            self.client, self.shared_pacer, redis_clock=self.redis_clock,
+            confirm_timeout=CONFIRM_TIMEOUT, max_hosts=max_origins)
         self.local_store = local_store
         self.local_pacer = local_pacer
         self.store = FleetStore(self)
@@ -352,6 +352,7 @@ class Fleet:
             await self.shared_pacer.adopt(host, next_in, paused_for)
 
     async def aclose(self) -> None:
+        await self.departures.aclose()
         if self._watcher is not None:
             self._watcher.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -467,8 +468,9 @@ class FleetDepartures:
     def __init__(self, fleet: Fleet) -> None:
         self._fleet = fleet
         self._reports: set[asyncio.Task[None]] = set()
-        # host -> (flow, when it left): the latest departure Redis could not be told of.
-        self._unsent: LRUCache[str, tuple[str, float]] = LRUCache(maxsize=fleet.max_origins)
+        # host -> {flow: when it left}: departures Redis could not be told of, told when it is
+        # back (a few per host: the requests another outage could have left marked as leaving).
+        self._unsent: LRUCache[str, dict[str, float]] = LRUCache(maxsize=fleet.max_origins)
 
     async def take(self, host: str, interval: float, flow: str) -> None:
         fleet = self._fleet
@@ -478,6 +480,9 @@ class FleetDepartures:
                 await fleet.shared_departures.take(host, interval, flow)
                 return
             except UNREACHABLE as exc:
+                # Redis may have marked it as leaving before the answer was lost: once Redis
+                # is back it hears that it left now (refused, or sent on this proxy's turn).
+                self._keep(host, flow, fleet.monotonic())
                 fleet.failed(exc)
         if fleet.fallback == "closed":
             raise fleet.refuse()
@@ -486,20 +491,36 @@ class FleetDepartures:
         # Called from mitmproxy's connection and response hooks: the report goes on in the
         # background (until Redis has it, the other proxies wait for it).
         if self._fleet.down:
-            self._unsent[host] = (flow, at)
+            self._keep(host, flow, at)
             return
         report = asyncio.get_running_loop().create_task(self._left(host, flow, at))
         self._reports.add(report)
         report.add_done_callback(self._reports.discard)
 
     def resend(self) -> None:
-        """Redis is back: the departures it could not be told of (a request marked as leaving
-        just before Redis paused, say, would hold its host for the whole confirmation timeout)."""
+        """Redis is back: the departures it could not be told of. Each only ever makes a
+        departure later there; a request marked as leaving just before Redis went away would
+        otherwise hold its host for the whole confirmation timeout."""
         unsent = list(self._unsent.items())
         self._unsent.clear()
-        for host, (flow, at) in unsent:
-            if self._fleet.monotonic() - at < CONFIRM_TIMEOUT:  # else it has expired there
+        for host, flows in unsent:
+            for flow, at in flows.items():
                 self.left(host, flow, at)
+
+    async def aclose(self) -> None:
+        """Shutting down: the reports under way, briefly, then no more."""
+        if self._reports:
+            await asyncio.wait(list(self._reports), timeout=1.0)
+        for report in list(self._reports):
+            report.cancel()
+
+    def _keep(self, host: str, flow: str, at: float) -> None:
+        flows = self._unsent.get(host)
+        if flows is None:
+            flows = self._unsent[host] = {}
+        flows[flow] = max(at, flows.get(flow, at))
+        if len(flows) > _UNSENT_PER_HOST:
+            del flows[min(flows, key=flows.__getitem__)]  # the earliest departure matters least
 
     async def _left(self, host: str, flow: str, at: float) -> None:
         fleet = self._fleet
@@ -507,7 +528,7 @@ class FleetDepartures:
             # The age is taken as the report is sent: a late report is never an early departure.
             await fleet.shared_departures.left(host, flow, fleet.monotonic() - at)
         except UNREACHABLE as exc:
-            self._unsent[host] = (flow, at)
+            self._keep(host, flow, at)
             fleet.failed(exc)
         except Exception:
             logger.exception("robotsgate: could not tell the fleet that a request to %s left; "

@@ -68,7 +68,7 @@ def bucket_of(host: str) -> int:
 # Whether the group's schedule is whole; `epoch_key`, `group` (its number), ARGV[2] regroup
 # seconds, ARGV[3] the channel.
 # Sets `regrouping` to the seconds to wait before anything is decided, or nil.
-_EPOCH = """
+EPOCH = """
 local regrouping = nil
 local epoch = redis.call('GET', epoch_key)
 if not epoch then
@@ -85,7 +85,7 @@ end
 # it), regroup, channel, interval, max_wait, host, keep (seconds the hash outlives its last use,
 # so the backoff counter is remembered between pauses), the host's group.
 # Returns {wait, paused, idle, refused, regrouping, next, paused_until} (times on Redis's clock).
-_RESERVE = FENCE + "local epoch_key = KEYS[2]\nlocal group = ARGV[8]\n" + _EPOCH + """
+_RESERVE = FENCE + "local epoch_key = KEYS[2]\nlocal group = ARGV[8]\n" + EPOCH + """
 if regrouping then
   return {string.format('%.6f', regrouping), 0, 0, 0, 1, '0', '0'}
 end
@@ -118,7 +118,7 @@ return {string.format('%.6f', wait), paused, 0, 0, 0, string.format('%.6f', slot
 
 # KEYS[1] a group's epoch. ARGV: deadline ('': none), regroup, channel, the group. Seconds the
 # regrouping lasts yet.
-_REGROUPING = FENCE + "local epoch_key = KEYS[1]\nlocal group = ARGV[4]\n" + _EPOCH + """
+_REGROUPING = FENCE + "local epoch_key = KEYS[1]\nlocal group = ARGV[4]\n" + EPOCH + """
 return string.format('%.6f', regrouping or 0)
 """
 
@@ -217,6 +217,11 @@ class RedisPacer:
         self._listening = False
         self._notices = 0  # notices (and subscription changes) seen, to detect races
         self.round_trips = 0  # scripts run, for tests and benchmarks
+
+    @property
+    def regroup(self) -> float:
+        """Seconds a regrouping lasts (see the module's docstring)."""
+        return self._regroup
 
     @property
     def keep(self) -> float:

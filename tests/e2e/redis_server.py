@@ -118,6 +118,13 @@ class RedisServer:
             proc.kill()
             proc.wait(timeout=10)
 
+    def kill(self) -> None:
+        """SIGKILL: gone at once, nothing written, every connection reset."""
+        proc = self.process
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+
     def pause(self) -> None:
         """SIGSTOP: Redis neither answers nor runs anything, but keeps what it was sent."""
         assert self.process is not None and self.process.poll() is None
