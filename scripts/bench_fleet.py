@@ -9,6 +9,7 @@ so that both see the same machine. Target: Redis / memory >= 0.90.
 
     .venv/bin/python scripts/bench_fleet.py [--rounds 6] [--requests 3000] [--concurrency 32]
     .venv/bin/python scripts/bench_fleet.py --faults
+    .venv/bin/python scripts/bench_fleet.py --spacing
 
 --faults instead does to a private redis-server what an operator's bad day does, with two real
 proxies (fallback closed), and prints what each fault cost: a restart (requests refused after
@@ -18,6 +19,10 @@ robots.txt the others wait for (time until they are answered), and Redis paused 
 a Redis Cluster of three primaries and three replicas of its own (cluster-node-timeout 1 s), the
 primary that holds an origin's schedule killed -9 (time until each proxy answers again, what it
 answered meanwhile, the shortest gap at the origin against its Crawl-delay).
+
+--spacing runs two proxies on one Redis with other traffic flowing through both (a process of
+its own, as fast as they answer) and sends bursts of paced requests to a site with
+`Crawl-delay: 1` through both: the shortest gap at the origin, and how many fell under 1 s.
 
 Needs redis-server (Debian: apt-get install redis-server). Besides requests/s it prints the
 requests per CPU-second of each mitmdump (less sensitive to the client sharing the machine)
