@@ -1,5 +1,6 @@
 """The addon driven with mitmproxy's own test helpers (taddons, tflow): no proxy, no network."""
 
+import asyncio
 import gc
 import hashlib
 import json
@@ -10,7 +11,7 @@ import pytest
 from conftest import FakeClock, Origins
 from driver import Driven, driven
 from mitmproxy import exceptions, http
-from mitmproxy.connection import Server
+from mitmproxy.connection import ConnectionState, Server
 from mitmproxy.proxy.server_hooks import ServerConnectionHookData
 from mitmproxy.test import tflow
 
@@ -266,6 +267,36 @@ async def test_only_the_requests_own_connection_says_it_left(paced):
     # The schedule's 2 s from the first start, and the 40 ms its connection took: counted from
     # when it really left, not from another client's connection.
     assert fake.sleeps == [pytest.approx(1.95), pytest.approx(0.05)]
+
+
+def tunnel_connection(host: str, port: int, *, tls: bool) -> Server:
+    """A server connection already open (an HTTPS tunnel's is, from its CONNECT on)."""
+    server = tflow.tserver_conn()
+    server.address, server.state, server.tls = (host, port), ConnectionState.OPEN, tls
+    return server
+
+
+@pytest.mark.parametrize(("address", "leaves_at_release"), [
+    (("slow.example", 80), True),
+    (("other.example", 80), False),  # another host on that connection: a new connection
+])
+async def test_a_request_on_an_open_connection_is_out_when_released(paced, address,
+                                                                     leaves_at_release):
+    addon, _, fake = paced
+    first = flow("http://slow.example/a")
+    first.server_conn = tunnel_connection(*address, tls=False)
+    await addon.request(first)
+    fake.now += 0.5  # its answer is slow to come
+    second = asyncio.create_task(addon.request(flow("http://slow.example/b")))
+    for _ in range(20):
+        await asyncio.sleep(0)
+    # On the tunnel's open connection it left when released: the next waits for its slot
+    # only. Otherwise it waits until the first is known to have left.
+    assert second.done() == leaves_at_release
+    if not leaves_at_release:
+        addon.responseheaders(first)
+        await second
+    assert fake.sleeps == [pytest.approx(1.5)]
 
 
 async def test_a_wait_beyond_max_wait_is_answered_429(paced, audit_path):

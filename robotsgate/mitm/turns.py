@@ -45,11 +45,14 @@ class Turns:
         departures = self.runtime.departures
         if interval is None or departures is None:
             return
+        host = flow.metadata[keys.HOST]
         try:
-            async with departures.turn(flow.metadata[keys.HOST], interval, flow.id,
+            async with departures.turn(host, interval, flow.id,
                                        tls=flow.request.scheme == "https",
                                        client=flow.client_conn.id):
                 pass
+            if _goes_on_open_connection(flow):
+                departures.settled(host, flow.id)  # it leaves now: no need to wait for its answer
         except SharedStateUnavailable as exc:
             # The fleet's Redis went away between the request's slot and its turn, and
             # robots_redis_fallback is closed.
@@ -99,3 +102,18 @@ class Turns:
                 self._hosts.clear()  # endless distinct addresses: start over
             host = self._hosts[address] = Origin.of("http", address, 80).host
         return host
+
+
+def _goes_on_open_connection(flow: http.HTTPFlow) -> bool:
+    """Whether mitmproxy writes this request at once, on a connection that is already open: the
+    one an HTTPS tunnel opened when its CONNECT came (mitmproxy's default eager strategy). Such a
+    request leaves as it is released, which would otherwise be known only from its answer, and
+    the next request to the host would wait for that answer. Anything that could make mitmproxy
+    open another connection instead (another address inside the tunnel, a TLS mismatch, HTTP/2
+    to an HTTP/1 server) does not count: that connection's own event will say when it left."""
+    server, request = flow.server_conn, flow.request
+    if not server.connected or server.address != (request.host, request.port):
+        return False
+    if (request.scheme == "https") != (server.tls and server.tls_established):
+        return False
+    return not (flow.client_conn.alpn == b"h2" and server.alpn != b"h2")

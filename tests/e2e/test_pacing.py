@@ -1,13 +1,15 @@
 """Politeness through the real proxy, measured where it matters: at the origin.
 
-Lower bounds only (a request came *at least* the Crawl-delay after the previous one); no upper
-bounds on time.
+Lower bounds only (a request came *at least* the Crawl-delay after the previous one), and
+order (it came before the previous one was answered); no upper bounds on time.
 """
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
+
+import pytest
 
 from .clients import curl, httpx_call, requests_call, run_concurrently
 from .origins import Origin
@@ -84,3 +86,25 @@ def test_outside_visit_time_is_503_with_retry_after(
     assert answer.header("X-Robotsgate-Reason") == "visit-time"
     assert 3600 <= int(answer.header("Retry-After") or 0) <= 2 * 3600
     assert not site.saw("/page")
+
+
+@pytest.mark.parametrize("scheme", ["http", "https"])
+def test_a_paced_request_is_out_once_its_connection_is_up_not_once_answered(
+        scheme: str, origin: Callable[..., Origin], https_origin: Callable[..., Origin],
+        proxy: Callable[..., Proxy]) -> None:
+    """The next request waits for the previous one's connection (its TLS handshake for https),
+    not for its answer: with a page that takes 3 s and Crawl-delay: 1, the second request
+    reaches the origin before the first is answered."""
+    site = (https_origin if scheme == "https" else origin)()
+    site.set_robots("User-agent: *\nCrawl-delay: 1\n")
+    site.route("/slow/0", body=b"slow\n", delay=3.0)
+    site.route("/slow/1", body=b"slow\n", delay=3.0)
+    gate = proxy(robots_max_wait=60, trust_test_ca=True)
+    # Each on a connection of its own: each needs a new connection to the origin.
+    results = run_concurrently([lambda i=i: curl(gate, site.url(f"/slow/{i}"))
+                                for i in range(2)])
+    assert [r.status for r in results] == [200, 200], results
+    first, second = sorted((s for s in site.seen if s.path.startswith("/slow/")),
+                           key=lambda s: s.arrived)
+    assert second.arrived - first.arrived >= 1.0
+    assert second.arrived < first.arrived + 3.0, "held until the first was answered"
