@@ -112,8 +112,10 @@ def _goes_on_open_connection(flow: http.HTTPFlow) -> bool:
     open another connection instead (another address inside the tunnel, a TLS mismatch, HTTP/2
     to an HTTP/1 server) does not count: that connection's own event will say when it left."""
     server, request = flow.server_conn, flow.request
-    if not server.connected or server.address != (request.host, request.port):
-        return False
-    if (request.scheme == "https") != (server.tls and server.tls_established):
+    https = request.scheme == "https"
+    # What mitmproxy's HttpLayer compares before it reuses a connection (GetHttpConnection's
+    # connection_spec_matches; via and transport are taken from this very connection).
+    if not server.connected or server.address != (request.host, request.port) or \
+            server.tls != https or (https and not server.tls_established):
         return False
     return not (flow.client_conn.alpn == b"h2" and server.alpn != b"h2")
