@@ -16,6 +16,7 @@ from mitmproxy.proxy.server_hooks import ServerConnectionHookData
 from mitmproxy.test import tflow
 
 from robotsgate.assemble import Clocks, Upstream
+from robotsgate.mitm import keys
 
 ROBOTS = b"# test\nUser-agent: *\nDisallow: /private\nAllow: /private/ok\n"
 
@@ -269,22 +270,26 @@ async def test_only_the_requests_own_connection_says_it_left(paced):
     assert fake.sleeps == [pytest.approx(1.95), pytest.approx(0.05)]
 
 
-def tunnel_connection(host: str, port: int, *, tls: bool) -> Server:
+def tunnel_connection(host: str, port: int, *, tls: bool, alpn: bytes | None = None) -> Server:
     """A server connection already open (an HTTPS tunnel's is, from its CONNECT on)."""
     server = tflow.tserver_conn()
     server.address, server.state, server.tls = (host, port), ConnectionState.OPEN, tls
+    server.alpn = alpn
     return server
 
 
-@pytest.mark.parametrize(("address", "leaves_at_release"), [
-    (("slow.example", 80), True),
-    (("other.example", 80), False),  # another host on that connection: a new connection
+@pytest.mark.parametrize(("address", "alpn", "leaves_at_release", "sleeps"), [
+    (("slow.example", 80), None, True, [1.5]),
+    # Another host on that connection: mitmproxy opens a new one (whose event would say when).
+    (("other.example", 80), None, False, [1.5]),
+    # It may be queued behind the origin's stream limit: it left at the latest when answered.
+    (("slow.example", 80), b"h2", False, [1.5, 2.0]),
 ])
-async def test_a_request_on_an_open_connection_is_out_when_released(paced, address,
-                                                                     leaves_at_release):
+async def test_a_request_on_an_open_connection_is_out_when_released(paced, address, alpn,
+                                                                     leaves_at_release, sleeps):
     addon, _, fake = paced
     first = flow("http://slow.example/a")
-    first.server_conn = tunnel_connection(*address, tls=False)
+    first.server_conn = tunnel_connection(*address, tls=False, alpn=alpn)
     await addon.request(first)
     fake.now += 0.5  # its answer is slow to come
     second = asyncio.create_task(addon.request(flow("http://slow.example/b")))
@@ -296,7 +301,42 @@ async def test_a_request_on_an_open_connection_is_out_when_released(paced, addre
     if not leaves_at_release:
         addon.responseheaders(first)
         await second
-    assert fake.sleeps == [pytest.approx(1.5)]
+    assert fake.sleeps == [pytest.approx(s) for s in sleeps]
+
+
+@pytest.mark.parametrize(("alpn", "sleeps"), [(None, [1.5]), (b"h2", [1.5, 0.5])])
+async def test_on_a_multiplexed_connection_a_request_left_at_the_latest_when_answered(
+        paced, alpn, sleeps):
+    addon, _, fake = paced
+    first = flow("http://slow.example/a")
+    await addon.request(first)
+    first.server_conn = tunnel_connection("slow.example", 80, tls=False, alpn=alpn)
+    fake.now += 0.5
+    addon.responseheaders(first)  # on an HTTP/2 connection it may have waited for a stream
+    await forward(addon, "http://slow.example/b")
+    assert fake.sleeps == [pytest.approx(s) for s in sleeps]
+
+
+@pytest.mark.parametrize(("version", "headers", "at_headers"), [
+    ("HTTP/1.1", {}, False),  # no body: nothing streams before the request hook
+    ("HTTP/1.1", {"Content-Length": "5"}, True),
+    ("HTTP/1.1", {"Transfer-Encoding": "chunked"}, True),
+    ("HTTP/2.0", {}, True),  # nothing has to announce an HTTP/2 body
+])
+async def test_with_streamed_bodies_a_request_that_may_stream_takes_its_turn_first(
+        paced, version, headers, at_headers):
+    addon, _, _ = paced
+    addon.runtime.stream_bodies = True  # as with mitmproxy's stream_large_bodies set
+    await forward(addon, "http://slow.example/a")
+    second = flow("http://slow.example/b")
+    second.request.headers.pop("content-length")
+    second.request.headers.update(headers)
+    second.request.http_version = version
+    await addon.requestheaders(second)
+    # Its turn taken before its body, and then it leaves at once, the body following; or its
+    # turn left for the request hook, the body read whole first.
+    assert (keys.PACED not in second.metadata) is at_headers
+    assert second.request.stream is at_headers
 
 
 async def test_a_wait_beyond_max_wait_is_answered_429(paced, audit_path):

@@ -21,6 +21,7 @@ from robotsgate.state.fleet import SharedStateUnavailable
 logger = logging.getLogger(__name__)
 
 _HOSTS_REMEMBERED = 4096
+_MULTIPLEXED = (b"h2", b"h3")
 
 
 class Turns:
@@ -32,7 +33,7 @@ class Turns:
     # are not, and cost no coroutine here.
     def requestheaders(self, flow: http.HTTPFlow) -> Awaitable[None] | None:
         if keys.PACED in flow.metadata and flow.response is None and self._streams_now(flow):
-            return self._take_turn(flow)
+            return self._take_turn(flow, streamed=True)
         return None
 
     def request(self, flow: http.HTTPFlow) -> Awaitable[None] | None:
@@ -40,7 +41,7 @@ class Turns:
             return self._take_turn(flow)
         return None
 
-    async def _take_turn(self, flow: http.HTTPFlow) -> None:
+    async def _take_turn(self, flow: http.HTTPFlow, *, streamed: bool = False) -> None:
         interval = flow.metadata.pop(keys.PACED, None)
         departures = self.runtime.departures
         if interval is None or departures is None:
@@ -51,6 +52,11 @@ class Turns:
                                        tls=flow.request.scheme == "https",
                                        client=flow.client_conn.id):
                 pass
+            if streamed:
+                # Its turn is taken before its body: it leaves now, the body following as it
+                # comes. Were mitmproxy to buffer a small body first, the bot would choose
+                # when the request really left, after it had been counted as gone.
+                flow.request.stream = True
             if _goes_on_open_connection(flow):
                 departures.settled(host, flow.id)  # it leaves now: no need to wait for its answer
         except SharedStateUnavailable as exc:
@@ -72,13 +78,18 @@ class Turns:
             return True
         if not self.runtime.stream_bodies:
             return False
+        if flow.request.is_http2 or flow.request.is_http3:
+            return True  # no header has to say whether a body follows (RFC 9113 §8.1.1)
         headers = flow.request.headers
         return "transfer-encoding" in headers or headers.get("content-length", "0") != "0"
 
     def responseheaders(self, flow: http.HTTPFlow) -> None:
         departures = self.runtime.departures
         if departures is not None and keys.HOST in flow.metadata:
-            departures.settled(flow.metadata[keys.HOST], flow.id)
+            # On an HTTP/2 or HTTP/3 connection the stream may have been queued behind others
+            # (the origin's limit of concurrent streams): it left by now, maybe not before.
+            departures.settled(flow.metadata[keys.HOST], flow.id,
+                               queued=flow.server_conn.alpn in _MULTIPLEXED)
 
     def error(self, flow: http.HTTPFlow) -> None:
         self.responseheaders(flow)
@@ -110,7 +121,9 @@ def _goes_on_open_connection(flow: http.HTTPFlow) -> bool:
     request leaves as it is released, which would otherwise be known only from its answer, and
     the next request to the host would wait for that answer. Anything that could make mitmproxy
     open another connection instead (another address inside the tunnel, a TLS mismatch, HTTP/2
-    to an HTTP/1 server) does not count: that connection's own event will say when it left."""
+    to an HTTP/1 server) does not count: that connection's own event will say when it left. Nor
+    does an HTTP/2 or HTTP/3 connection to the origin: mitmproxy queues a stream there while the
+    origin's limit of concurrent streams is reached, to leave whenever one ends."""
     server, request = flow.server_conn, flow.request
     https = request.scheme == "https"
     # What mitmproxy's HttpLayer compares before it reuses a connection (GetHttpConnection's
@@ -118,4 +131,6 @@ def _goes_on_open_connection(flow: http.HTTPFlow) -> bool:
     if not server.connected or server.address != (request.host, request.port) or \
             server.tls != https or (https and not server.tls_established):
         return False
-    return not (flow.client_conn.alpn == b"h2" and server.alpn != b"h2")
+    if server.alpn in _MULTIPLEXED:
+        return False
+    return flow.client_conn.alpn != b"h2"  # HTTP/2 to HTTP/1: maybe a connection of its own

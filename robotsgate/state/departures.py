@@ -100,12 +100,13 @@ class Departures:
                 state.client == client:
             self._confirm(host, state, self._monotonic())
 
-    def settled(self, host: str, flow: str) -> None:
+    def settled(self, host: str, flow: str, *, queued: bool = False) -> None:
         """The released request was answered or failed. With no connection opened for it, it
-        left on an open one when it was released."""
+        left on an open one when it was released; or, `queued` behind other requests on that
+        connection (an HTTP/2 origin's stream limit), at the latest now."""
         state = self._hosts.get(host)
         if state is not None and state.pending is not None and state.flow == flow:
-            self._confirm(host, state, state.released_at)
+            self._confirm(host, state, self._monotonic() if queued else state.released_at)
 
     def _confirm(self, host: str, state: _Host, left: float) -> None:
         state.left = max(state.left, left)

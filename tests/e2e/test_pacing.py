@@ -7,6 +7,7 @@ order (it came before the previous one was answered); no upper bounds on time.
 from __future__ import annotations
 
 import itertools
+import time
 from collections.abc import Callable
 
 import pytest
@@ -14,6 +15,7 @@ import pytest
 from .clients import curl, httpx_call, requests_call, run_concurrently
 from .origins import Origin
 from .proxy import Proxy
+from .wire import Wire, status_of
 
 
 def test_two_bots_share_one_crawl_delay_and_other_hosts_flow_meanwhile(
@@ -108,3 +110,36 @@ def test_a_paced_request_is_out_once_its_connection_is_up_not_once_answered(
                            key=lambda s: s.arrived)
     assert second.arrived - first.arrived >= 1.0
     assert second.arrived < first.arrived + 3.0, "held until the first was answered"
+
+
+def test_a_body_sent_late_does_not_choose_when_its_request_leaves(
+        origin: Callable[..., Origin], proxy: Callable[..., Proxy]) -> None:
+    """With stream_large_bodies set, a paced request with a body takes its turn before its body
+    is read. It must then leave at once: had mitmproxy waited for a small body, the bot would
+    send it just before the next request's turn, and both would reach the origin together."""
+    site = origin(robots="User-agent: *\nCrawl-delay: 2\n")
+    gate = proxy(robots_max_wait=60, stream_large_bodies="1m")
+    authority = f"127.0.0.1:{site.port}"
+
+    def head(path: str, *extra: str, method: str = "GET") -> bytes:
+        return "\r\n".join([f"{method} {site.url(path)} HTTP/1.1", f"Host: {authority}",
+                            *extra, "", ""]).encode()
+
+    slow = Wire(gate.port)
+    slow.send(head("/warm"))
+    assert slow.head().startswith(b"HTTP/1.1 200")
+    slow.read_all(timeout=0.3)  # the warm-up's body; the connection to the origin stays open
+    time.sleep(2.2)  # the next slot is free
+    slow.send(head("/late-body", "Content-Length: 5", method="POST"))  # its body comes later
+    time.sleep(0.3)
+    other = Wire(gate.port)
+    other.send(head("/next", "Connection: close"))
+    time.sleep(1.5)
+    slow.send(b"hello")  # just before the next request's turn
+    assert slow.head().startswith(b"HTTP/1.1 200")
+    assert status_of(other.read_all(timeout=15)) == 200
+    slow.close()
+    other.close()
+    late, following = (next(s for s in site.seen if s.path == path)
+                       for path in ("/late-body", "/next"))
+    assert following.arrived - late.arrived >= 2.0, (late.arrived, following.arrived)
