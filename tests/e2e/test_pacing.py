@@ -6,15 +6,18 @@ order (it came before the previous one was answered); no upper bounds on time.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import time
 from collections.abc import Callable
 
 import pytest
 
-from .clients import curl, httpx_call, requests_call, run_concurrently
+from .clients import curl, httpx_async_client, httpx_call, requests_call, run_concurrently
+from .h2_origin import H2Origin
 from .origins import Origin
 from .proxy import Proxy
+from .tls import CertAuthority
 from .wire import Wire, status_of
 
 
@@ -143,3 +146,36 @@ def test_a_body_sent_late_does_not_choose_when_its_request_leaves(
     late, following = (next(s for s in site.seen if s.path == path)
                        for path in ("/late-body", "/next"))
     assert following.arrived - late.arrived >= 2.0, (late.arrived, following.arrived)
+
+
+def test_requests_queued_on_an_http2_origin_keep_their_spacing(
+        test_ca: CertAuthority, proxy: Callable[..., Proxy]) -> None:
+    """An HTTP/2 origin allowing one stream at a time: mitmproxy queues the next requests on
+    the open connection until the slow one is answered. Released a second apart, they must
+    not then leave together."""
+    site = H2Origin(test_ca.server_context(), "User-agent: *\nCrawl-delay: 1\n",
+                    delays={"/queued/slow": 3.0}, max_streams=1)
+    gate = proxy(robots_max_wait=60, trust_test_ca=True)
+
+    async def run() -> list[tuple[int, str]]:
+        async with httpx_async_client(gate, http2=True) as client:
+            warm = await client.get(site.url("/warm"))  # the connection, then kept open
+            assert warm.http_version == "HTTP/2", warm.http_version
+            await asyncio.sleep(1.1)
+
+            async def get(path: str, after: float) -> tuple[int, str]:
+                await asyncio.sleep(after)
+                answer = await client.get(site.url(path))
+                return answer.status_code, answer.http_version
+
+            return await asyncio.gather(*(get(f"/queued/{name}", 0.05 * n)
+                                          for n, name in enumerate(["slow", "b", "c"])))
+
+    try:
+        assert asyncio.run(run()) == [(200, "HTTP/2")] * 3
+        arrivals = sorted(a.arrived for a in site.seen if a.path.startswith("/queued/"))
+    finally:
+        site.stop()
+    assert {a.protocol for a in site.seen if a.path.startswith("/queued/")} == {"h2"}
+    gaps = [b - a for a, b in itertools.pairwise(arrivals)]
+    assert len(arrivals) == 3 and min(gaps) >= 1.0, gaps
