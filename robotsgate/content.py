@@ -2,15 +2,19 @@
 
 A response of a few kilobytes can inflate to gigabytes (a compression bomb); a proxy that reads
 pages on the bots' behalf must not be the one that inflates it. Each decoder here stops at the
-limit: zlib's max_length, brotli's output_buffer_limit, zstandard's bounded stream reads. brotli
-and zstandard are mitmproxy's own codecs (it cannot run without them).
+limit: zlib's max_length, brotli's output_buffer_limit, zstd's max_length. brotli and zstd are
+mitmproxy's own codecs (it cannot run without them): Python's compression.zstd from 3.14, its
+backport before.
 """
 
-import io
 import zlib
 
 import brotli  # type: ignore[import-untyped]
-import zstandard
+
+try:
+    from compression import zstd  # type: ignore[import-not-found,unused-ignore]
+except ImportError:  # Python < 3.14: the backport mitmproxy itself depends on
+    from backports import zstd  # type: ignore[no-redef,unused-ignore]
 
 
 def decoded_prefix(raw: bytes, content_encoding: str | None, limit: int) -> bytes:
@@ -67,17 +71,17 @@ def _brotli(raw: bytes, limit: int) -> bytes:
 
 
 def _zstd(raw: bytes, limit: int) -> bytes:
-    chunks: list[bytes] = []
-    size = 0
+    out = bytearray()
+    data = raw
     try:
-        with zstandard.ZstdDecompressor().stream_reader(io.BytesIO(raw),
-                                                        read_across_frames=True) as reader:
-            while size < limit:
-                chunk = reader.read(limit - size)
-                if not chunk:
-                    break
-                chunks.append(chunk)
-                size += len(chunk)
-    except zstandard.ZstdError as exc:
+        while data and len(out) < limit:
+            decompressor = zstd.ZstdDecompressor()
+            out += decompressor.decompress(data, limit - len(out))
+            # Several frames may follow one another (RFC 8878 §3.1); a frame the limit stopped
+            # (or that is cut short) is not finished, and nothing after it is read.
+            if not decompressor.eof:
+                break
+            data = decompressor.unused_data
+    except zstd.ZstdError as exc:
         raise RuntimeError(str(exc)) from exc
-    return b"".join(chunks)
+    return bytes(out)

@@ -27,7 +27,8 @@ import brotli  # mitmproxy's own dependencies: the encodings httpx decodes
 import httpx
 import pytest
 import requests
-import zstandard
+
+from robotsgate.content import zstd
 
 from .clients import Resp, curl, httpx_async_client, httpx_call, requests_call
 from .machine import free_port
@@ -327,10 +328,10 @@ def bomb(encoding: str) -> bytes:
         parts = [br.process(ROBOTS.encode())]
         parts += [br.process(newlines) for _ in range(BOMB_MIB)]
         return b"".join([*parts, br.finish()])
-    zs = zstandard.ZstdCompressor(level=3).compressobj()
+    zs = zstd.ZstdCompressor(level=3)
     parts = [zs.compress(ROBOTS.encode())]
     parts += [zs.compress(newlines) for _ in range(BOMB_MIB)]
-    return b"".join([*parts, zs.flush()])
+    return b"".join([*parts, zs.flush(zstd.ZstdCompressor.FLUSH_FRAME)])
 
 
 @pytest.mark.parametrize("encoding", ["gzip", "br", "zstd"])
