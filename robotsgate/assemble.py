@@ -16,11 +16,13 @@ import httpx
 
 from robotsgate.archive import RobotsArchive
 from robotsgate.audit import AuditLog
+from robotsgate.egress import EgressPolicy, Socket
 from robotsgate.fetch import Fetcher
 from robotsgate.gate import Gate, GateConfig
 from robotsgate.metrics import Metrics
 from robotsgate.options import Settings
 from robotsgate.pages import PageConfig, Pages
+from robotsgate.resolver import Lookup, Resolver, system_lookup
 from robotsgate.retrieval import Retrieval
 from robotsgate.rules_cache import RulesCache
 from robotsgate.state.departures import Departures
@@ -78,6 +80,7 @@ class Services:
     fetcher: Fetcher
     fleet: Fleet | None
     departures: Departures  # when paced requests really left
+    resolver: Resolver  # where requests may be sent, and the address each is dialled at
 
     async def aclose(self) -> None:
         await self.fetcher.aclose()
@@ -85,14 +88,20 @@ class Services:
             await self.fleet.aclose()
 
 
-def services(settings: Settings, upstream: Upstream, clocks: Clocks, metrics: Metrics
-             ) -> Services:
+def egress(settings: Settings, own: tuple[Socket, ...] = ()) -> EgressPolicy:
+    """Which addresses requests may be sent to; `own`: the proxy's own listening sockets."""
+    return EgressPolicy.parse(settings.egress_deny, settings.egress_allow, own)
+
+
+def services(settings: Settings, upstream: Upstream, clocks: Clocks, metrics: Metrics, *,
+             own: tuple[Socket, ...] = (), lookup: Lookup = system_lookup) -> Services:
     """Bottom up, each part handed what it needs: nothing below the gate knows the gate."""
     archive = _archive(settings.archive_dir)  # first: a bad directory changes nothing
+    resolver = Resolver(egress(settings, own), lookup=lookup)
     rules = RulesCache(settings.rules_cache, semantics=settings.semantics,
                        case_sensitive=settings.path_case == "sensitive")
     fetcher = Fetcher(timeout=settings.fetch_timeout, verify=upstream.verify(),
-                      proxy=upstream.proxy, transport=upstream.transport)
+                      proxy=upstream.proxy, transport=upstream.transport, resolver=resolver)
     pacer = Pacer(clocks.monotonic, max_wait=settings.max_wait, max_hosts=settings.cache_size)
     # Cached origins keep bodies; their rules come back through the rules cache.
     local_store = MemoryStore(settings.cache_size, rules)
@@ -114,14 +123,15 @@ def services(settings: Settings, upstream: Upstream, clocks: Clocks, metrics: Me
                             max_hosts=min(settings.cache_size, 100_000),
                             shared=fleet.departures if fleet else None)
     retrieval = Retrieval(fetcher, rules, store, clocks.clock, cache_ttl=settings.cache_ttl,
-                          error_ttl=settings.error_ttl, metrics=metrics, archive=archive)
+                          error_ttl=settings.error_ttl, metrics=metrics, archive=archive,
+                          contact=settings.contact)
     config = GateConfig(min_delay=settings.min_delay_ms / 1000,
                         max_crawl_delay=settings.max_crawl_delay,
                         on_long_delay=settings.on_long_delay,
                         pacing_margin=settings.pacing_margin_ms / 1000)
     gate = Gate(config, store, retrieval, clocks.clock, fleet.pacer if fleet else pacer,
                 metrics=metrics)
-    return Services(gate, fetcher, fleet, departures)
+    return Services(gate, fetcher, fleet, departures, resolver)
 
 
 def pages(settings: Settings, clocks: Clocks) -> Pages:

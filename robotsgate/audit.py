@@ -5,22 +5,31 @@ leaves half a line, and several proxies may append to one file.
 
 Rotation: reopen() opens the path again (logrotate renames the file, then sends SIGHUP), and with
 `max_bytes` the log rotates itself by size: path -> path.1 -> ... -> path.<keep>, oldest dropped.
+Several proxies may share one file and rotate it by size: each record is then written under an
+exclusive lock on `path.lock` (flock), so that one proxy's rotation never renames a file over
+another's fresh one, and no record is lost between the size check and the write.
 """
 
 import contextlib
+import fcntl
 import json
 import os
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import Literal
 
 from robotsgate.outcomes import Reason
 
-# block: the proxy answered itself (403, 429, 503); would-block: it would have, in monitor mode;
-# delay: forwarded after a politeness wait, or with a Crawl-delay cut down to the maximum.
-# tunnel: a CONNECT the proxy lets through without seeing inside (mitmproxy ignore_hosts).
+# block: the proxy answered itself (403, 429, 503) and nothing of the request left;
+# would-block: it would have, in monitor mode;
+# withheld: the request reached the origin, and the proxy answered the bot itself instead of
+#   passing the origin's answer on (usage preferences the answer stated, a page that could not
+#   be read in strip mode);
+# delay: forwarded after a politeness wait, or with a Crawl-delay cut down to the maximum;
+# tunnel: a CONNECT the proxy lets through without seeing inside (mitmproxy ignore_hosts);
 # cut: a forwarded request whose answer the proxy stopped (a 101 to a protocol it cannot read).
-Event = Literal["block", "would-block", "delay", "tunnel", "cut"]
+Event = Literal["block", "would-block", "withheld", "delay", "tunnel", "cut"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,17 +92,35 @@ class AuditLog:
         self.max_bytes = max_bytes  # 0: never rotate by size
         self.keep = keep  # rotated files kept: path.1 (newest) ... path.<keep>
         self._fd = 1 if path == "-" else self._open()
+        # Rotation by size is shared by every proxy writing this path: one lock file beside it,
+        # never rotated itself.
+        self._lock = os.open(f"{path}.lock", os.O_WRONLY | os.O_CREAT, 0o644) \
+            if max_bytes and path != "-" else -1
 
     def _open(self) -> int:
         return os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 
     def write(self, record: AuditRecord) -> None:
         data = record.to_line()  # never raises, whatever the request carried
-        if self.max_bytes and self._fd != 1:
+        if self._lock == -1:
+            self._write(data)
+            return
+        with self._locked():
             self._rotate_if_full(len(data))
+            self._write(data)
+
+    def _write(self, data: bytes) -> None:
         written = os.write(self._fd, data)
         if written != len(data):  # only on a full disk or similar; never leave a torn line
             raise OSError(f"audit log {self.path}: short write ({written} of {len(data)} bytes)")
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        fcntl.flock(self._lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(self._lock, fcntl.LOCK_UN)
 
     def reopen(self) -> None:
         """Open the path again: after logrotate (or anyone) renamed the file, write a new one."""
@@ -130,3 +157,6 @@ class AuditLog:
         if self._fd not in (1, -1):
             os.close(self._fd)
             self._fd = -1
+        if self._lock != -1:
+            os.close(self._lock)
+            self._lock = -1

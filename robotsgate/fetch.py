@@ -12,12 +12,16 @@ import ssl
 import zlib
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import urljoin, urlsplit
 
+import httpcore
 import httpx
 
+from robotsgate.egress import Refused
 from robotsgate.protocol import MAX_BYTES
+from robotsgate.protocol.hosts import canonical_host
+from robotsgate.resolver import Resolver, Unresolved
 
 # RFC 9309 §2.3.1.2: follow at least five consecutive redirects.
 MAX_REDIRECTS = 5
@@ -59,13 +63,75 @@ def max_age(cache_control: str | None) -> int | None:
     return int(found[1]) if found else None
 
 
+def fetch_user_agent(token: str | None, contact: str = "") -> str:
+    """The User-Agent robots.txt is fetched with: the bot's product token (the proxy's own name
+    when none is configured), and the operator's contact URL (RFC 9309 §2.2.1: crawlers name
+    themselves, with a page about them). Never a byte a bot chose."""
+    name = token or "robotsgate"
+    return f"{name} (+{contact})" if contact else name
+
+
+class EgressRefused(httpcore.ConnectError):
+    """The address a robots.txt fetch (or one of its redirects) would connect to is one bots
+    may not reach."""
+
+
+class _Guarded(httpcore.AsyncNetworkBackend):
+    """httpcore's network backend, connecting only to an address the egress policy allows:
+    the one the resolver classified, not what the name resolves to a moment later. TLS still
+    names the host (httpcore passes the URL's host as the server name)."""
+
+    def __init__(self, resolver: Resolver) -> None:
+        self._resolver = resolver
+        self._inner = httpcore.AnyIOBackend()
+
+    async def connect_tcp(self, host: str, port: int, timeout: float | None = None,
+                          local_address: str | None = None,
+                          socket_options: Any = None) -> httpcore.AsyncNetworkStream:
+        answer = await self._resolver.resolve(canonical_host(host), port)
+        if isinstance(answer, Refused):
+            raise EgressRefused(f"{host} is at {answer.describe()}, which is not reachable "
+                                f"through this proxy")
+        if isinstance(answer, Unresolved):
+            raise httpcore.ConnectError(answer.error)
+        return await self._inner.connect_tcp(answer, port, timeout=timeout,
+                                             local_address=local_address,
+                                             socket_options=socket_options)
+
+    async def connect_unix_socket(self, path: str, timeout: float | None = None,
+                                  socket_options: Any = None) -> httpcore.AsyncNetworkStream:
+        raise EgressRefused("robots.txt is never fetched over a Unix socket")
+
+    async def sleep(self, seconds: float) -> None:
+        await self._inner.sleep(seconds)
+
+
+class _GuardedTransport(httpx.AsyncHTTPTransport):
+    def __init__(self, verify: ssl.SSLContext | bool, resolver: Resolver) -> None:
+        super().__init__(verify=verify)
+        # httpx builds its pool with httpcore's default network backend and has no argument
+        # for another: the same pool, built again with ours.
+        limits = httpx.Limits()
+        self._pool = httpcore.AsyncConnectionPool(
+            ssl_context=httpx.create_ssl_context(verify=verify),
+            max_connections=limits.max_connections,
+            max_keepalive_connections=limits.max_keepalive_connections,
+            keepalive_expiry=limits.keepalive_expiry, network_backend=_Guarded(resolver))
+
+
 class Fetcher:
-    """Fetches robots.txt files. One httpx client (and its connection pool) per fetcher."""
+    """Fetches robots.txt files. One httpx client (and its connection pool) per fetcher.
+
+    With a `resolver`, every connection (redirects included) goes only to an address its
+    egress policy allows; through an upstream `proxy`, the proxy connects instead.
+    """
 
     def __init__(self, *, timeout: float, verify: ssl.SSLContext | bool = True,
-                 proxy: str | None = None, transport: httpx.AsyncBaseTransport | None = None
-                 ) -> None:
+                 proxy: str | None = None, transport: httpx.AsyncBaseTransport | None = None,
+                 resolver: Resolver | None = None) -> None:
         self._timeout = timeout
+        if transport is None and proxy is None and resolver is not None:
+            transport = _GuardedTransport(verify, resolver)
         self._client = httpx.AsyncClient(
             timeout=httpx.Timeout(timeout), verify=verify, proxy=proxy, transport=transport,
             follow_redirects=False, trust_env=False,
@@ -76,8 +142,10 @@ class Fetcher:
     async def aclose(self) -> None:
         await self._client.aclose()
 
-    async def fetch(self, robots_url: str, user_agent: str | None) -> FetchResult:
-        """Never raises for network or server trouble: that is an "unreachable" result."""
+    async def fetch(self, robots_url: str, user_agent: str | None = None) -> FetchResult:
+        """Never raises for network or server trouble: that is an "unreachable" result.
+        `user_agent`: the proxy's (robotsgate.fetch.user_agent), never a bot's."""
+        user_agent = user_agent or fetch_user_agent(None)
         try:
             # httpx's timeout is per operation; this bounds the whole fetch, so a server that
             # trickles bytes or redirects slowly cannot hold requests for longer.
@@ -90,12 +158,8 @@ class Fetcher:
             return FetchResult("unreachable", robots_url, robots_url, None,
                                error=describe(exc, robots_url, self._timeout))
 
-    async def _follow(self, robots_url: str, user_agent: str | None) -> FetchResult:
-        # The bot's own bytes: mitmproxy decodes header values with surrogateescape, and httpx
-        # encodes a str value as ASCII, so "café" or a 0xFF byte would raise (and make the origin
-        # "unreachable" for every bot behind the proxy).
-        headers = {b"User-Agent": user_agent.encode("utf-8", "surrogateescape")} \
-            if user_agent else {}
+    async def _follow(self, robots_url: str, user_agent: str) -> FetchResult:
+        headers = {"User-Agent": user_agent}
         url = robots_url
         for _ in range(MAX_REDIRECTS + 1):
             async with self._client.stream("GET", url, headers=headers) as response:
@@ -143,6 +207,8 @@ def describe(exc: BaseException, url: str, timeout: float) -> str:
         chain.append(link)
         link = link.__cause__ or link.__context__
     for cause in chain:
+        if isinstance(cause, EgressRefused):
+            return str(cause)
         if isinstance(cause, ssl.SSLCertVerificationError):
             # The reason openssl gives ("self-signed certificate", "hostname mismatch") and the
             # code people search for.

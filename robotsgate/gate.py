@@ -14,7 +14,7 @@ from typing import Literal
 from robotsgate.metrics import Metrics
 from robotsgate.origin import Origin
 from robotsgate.outcomes import Reason, status
-from robotsgate.protocol import Decision, RobotsTxt, product_tokens, seconds_until_open
+from robotsgate.protocol import Decision, RobotsTxt, seconds_until_open
 from robotsgate.protocol.urls import server_equivalent
 from robotsgate.protocol.usage import CATEGORIES, NO_USAGE, Usage, combine
 from robotsgate.purposes import NONE as NO_PURPOSES
@@ -23,7 +23,6 @@ from robotsgate.retrieval import Retrieval
 from robotsgate.state.pacing import Pacer, Pacing, Refusal, Slot
 from robotsgate.state.store import RobotsEntry, Store
 
-_IDENTITIES_REMEMBERED = 4096
 _PACED_HOSTS = 10_000  # hosts the default pacer remembers, when none is given
 _CATEGORIES = frozenset(CATEGORIES)  # usage categories always reported, declared or not
 
@@ -107,7 +106,6 @@ class Gate:
         self._retrieval = retrieval
         self._clock = clock
         self._inflight: dict[str, asyncio.Task[RobotsEntry]] = {}
-        self._identities: dict[tuple[str, str | None], tuple[str, str | None]] = {}
         self._long_decisions = asyncio.Lock()  # decisions that take more than one slice
 
     async def check(self, request: Request) -> Verdict:
@@ -259,13 +257,14 @@ class Gate:
         """The origin's robots.txt as served to this bot, fetched when missing or expired; one
         fetch per origin and bot.
 
-        A site may serve each bot its own file, so a copy is fetched as the bot it decides
-        for and kept for that bot only: with a product token configured (`agent`), as that
-        token; otherwise as the request's User-Agent, kept for User-Agents that name the same
-        products.
+        A site may serve each bot its own file, so a copy is fetched as the product token it
+        decides for (robots_agent, robots_agents, a proxy-auth user: the operator's names for
+        its bots) and kept for that token only. A bot named by nothing but its User-Agent
+        header shares one copy per origin, fetched as the proxy itself: a User-Agent is the
+        bot's to choose, and one that earned a 4xx for robots.txt (too long for the site, or
+        tripping its firewall) would otherwise read as "no rules" (RFC 9309 §2.3.1.3).
         """
-        who, fetch_as = self._fetch_identity(user_agent, agent)
-        key = _cache_key(origin, who)
+        key = self.cache_key(origin, user_agent, agent)
         cached = await self._store.get(key)
         if cached is not None and cached.expires_at > self._clock():
             self.metrics.cache(hit=True)
@@ -275,32 +274,14 @@ class Gate:
         if task is None:
             # The store decides who fetches: this gate, or (shared store) one proxy of a fleet.
             task = asyncio.create_task(self._store.refresh(
-                key, cached, lambda: self._retrieval.retrieve(origin, key, fetch_as, cached)))
+                key, cached, lambda: self._retrieval.retrieve(origin, key, agent, cached)))
             self._inflight[key] = task
             task.add_done_callback(lambda _: self._inflight.pop(key, None))
         # shield: a client that goes away must not cancel the fetch the others wait for.
         return await asyncio.shield(task)
 
-    def cache_key(self, origin: Origin, user_agent: str | None, agent: str | None = None
-                  ) -> str:
-        """The store's key for the copy of `origin`'s robots.txt kept for this bot."""
-        return _cache_key(origin, self._fetch_identity(user_agent, agent)[0])
-
-    def _fetch_identity(self, user_agent: str | None, agent: str | None
-                        ) -> tuple[str, str | None]:
-        """(whom a copy is kept for, the User-Agent to fetch it with)."""
-        ua = user_agent or ""
-        known = self._identities.get((ua, agent))
-        if known is not None:
-            return known
-        products = product_tokens(ua)  # as RobotsTxt.agent_for reads a User-Agent
-        if agent:
-            # The bot's own User-Agent when it names the token (sites see what they expect),
-            # else the token itself.
-            known = agent.lower(), user_agent if agent.lower() in products else agent
-        else:
-            known = " ".join(sorted(products)) or "*", user_agent
-        if len(self._identities) >= _IDENTITIES_REMEMBERED:
-            self._identities.clear()
-        self._identities[(ua, agent)] = known
-        return known
+    @staticmethod
+    def cache_key(origin: Origin, user_agent: str | None, agent: str | None = None) -> str:
+        """The store's key for the copy of `origin`'s robots.txt kept for this bot: its
+        product token, or "*" for bots named by their User-Agent alone."""
+        return _cache_key(origin, agent.lower() if agent else "*")

@@ -54,7 +54,7 @@ class Metrics:
 
     def recorded(self, event: str, reason: str) -> None:
         """An audit record: every answer the proxy gives itself is one (see audit.Event)."""
-        if event in ("block", "would-block"):
+        if event in ("block", "would-block", "withheld"):
             self.decisions["blocked" if event == "block" else event, reason] += 1
         elif event == "tunnel":  # a CONNECT let through unseen
             self.decisions["forwarded", reason] += 1
@@ -97,7 +97,7 @@ class _Published(Collector):
         m = self._metrics
         decisions = CounterMetricFamily(
             "robotsgate_decisions", "Requests decided, by result (forwarded, blocked, "
-            "would-block) and reason (allowed, disallowed, crawl-delay, ...)",
+            "would-block, withheld) and reason (allowed, disallowed, crawl-delay, ...)",
             labels=["result", "reason"])
         for (result, reason), count in sorted(dict(m.decisions).items()):
             decisions.add_metric([result, reason], count)

@@ -15,6 +15,7 @@ from dataclasses import MISSING, Field, dataclass, field, fields
 from enum import StrEnum
 from typing import Any, Final, Literal, cast
 
+from robotsgate.egress import DEFAULT_DENY, EgressPolicy
 from robotsgate.identity import AgentMap
 from robotsgate.protocol import PRODUCT_TOKEN, SEMANTICS
 from robotsgate.protocol.readings import Semantics
@@ -55,6 +56,13 @@ def _product_token(value: str) -> None:
                          f"got {value!r}")
 
 
+def _contact(value: str) -> None:
+    if value and not (value.startswith(("https://", "http://", "mailto:")) and
+                      all(0x21 <= ord(c) <= 0x7E for c in value)):
+        raise ValueError(f"must be a URL (https://..., or mailto:...) without spaces; "
+                         f"got {value!r}")
+
+
 def _optional(check: Callable[[str], object]) -> Callable[[str], None]:
     def checked(value: str) -> None:
         if value:
@@ -89,6 +97,21 @@ class Settings:
         "allow", "A declared purpose the site states no preference for: allow counts it as "
         "allowed; refuse as disallowed (decided on the origin's answer, whose Content-Usage "
         "header may still state one).", choices=USAGE_UNKNOWN)
+    contact: str = _option(
+        "", "A URL about your bots (a page, or mailto:), sent with every robots.txt fetch: "
+        "the proxy fetches as 'Token (+URL)' (RFC 9309 §2.2.1), never with a bot's own "
+        "User-Agent.", check=_contact, rebuilds=Rebuilds.GATE)
+    egress_deny: tuple[str, ...] = _option(
+        (), f"More addresses bots (and robots.txt redirects) may not reach: 'private', or "
+        f"networks. Always refused unless robots_egress_allow names them: "
+        f"{', '.join(DEFAULT_DENY)} addresses. The proxy's own ports are never reachable "
+        f"through it.", check=lambda entries: EgressPolicy.parse(entries, ()),
+        rebuilds=Rebuilds.GATE)
+    egress_allow: tuple[str, ...] = _option(
+        (), "Networks or addresses bots may reach although they are refused by default or by "
+        "robots_egress_deny, each with an optional port: 127.0.0.1:8000, 10.1.0.0/16, "
+        "[::1]:8000.", check=lambda entries: EgressPolicy.parse((), entries),
+        rebuilds=Rebuilds.GATE)
     audit_failure: Literal["closed", "continue"] = _option(
         "closed", "When the audit log cannot be written: closed answers 503 instead of "
         "forwarding or blocking unrecorded; continue logs the error and goes on.",

@@ -21,9 +21,14 @@ class Origin:
     # Worked out once: the proxy asks for them on every request.
     key: str = field(init=False, repr=False, compare=False)  # scheme://host[:port]
     robots_url: str = field(init=False, repr=False, compare=False)
+    # host[:port], IPv6 in brackets, the default port left out: what the requests that leave
+    # say in Host (or :authority), whatever spelling the bot used.
+    authority: str = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        key = f"{self.scheme}://{self._netloc()}"
+        authority = self._netloc()
+        key = f"{self.scheme}://{authority}"
+        object.__setattr__(self, "authority", authority)
         object.__setattr__(self, "key", key)
         object.__setattr__(self, "robots_url", f"{key}/robots.txt")
 

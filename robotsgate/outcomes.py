@@ -34,6 +34,8 @@ class Reason(StrEnum):
     ROBOTS_UNAVAILABLE = "robots-unavailable"
     UNIDENTIFIED = "unidentified"
     HOST_MISMATCH = "host-mismatch"
+    SERVER_NAME = "server-name"  # the TLS server name names another host than the tunnel's
+    DESTINATION = "destination"  # an address bots may not reach: robots_egress_*, the proxy
     TARGET = "target"
     URL_TOO_LONG = "url-too-long"
     FRAMING = "framing"
@@ -91,6 +93,12 @@ OUTCOMES: Final[dict[Reason, Outcome]] = {
     Reason.HOST_MISMATCH: Outcome(400, "The Host header ({claimed}) names another host than "
                                        "the request goes to ({host}:{port}); robotsgate decides "
                                        "for the real target only.\n"),
+    Reason.SERVER_NAME: Outcome(421, "The TLS server name ({claimed}) names another host than "
+                                     "this tunnel goes to ({host}); robotsgate decides for, "
+                                     "and connects to, the tunnel's host only.\n", close=True),
+    Reason.DESTINATION: Outcome(403, "robotsgate does not forward requests to {where}: "
+                                     "{why}.\n",
+                                tunnel="robotsgate does not open tunnels to {where}: {why}.\n"),
     Reason.TARGET: Outcome(400, "robotsgate only forwards request targets that are paths "
                                 "starting with '/'.\n", close=True),
     Reason.URL_TOO_LONG: Outcome(414, "robotsgate decides request targets of up to {limit} "

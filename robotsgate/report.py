@@ -23,7 +23,11 @@ from operator import itemgetter
 from typing import IO, Any
 from urllib.parse import urlsplit
 
-BLOCK_EVENTS = frozenset({"block", "would-block"})
+from robotsgate.escape import escaped
+
+# Refusals: a request that never left (block), one that would not have (would-block), an answer
+# withheld from the bot after the request reached the origin (withheld).
+BLOCK_EVENTS = frozenset({"block", "would-block", "withheld"})
 USAGE_PREFERENCE = "usage-preference"
 
 # Timeline buckets kept while reading, before they are merged into wider ones.
@@ -642,7 +646,9 @@ def render_text(summary: Summary, *, top: int = 10, broken_down: int = 5, each: 
     for start, count in buckets:
         bar = "#" * (math.ceil(count / peak * bar_width) if count else 0)
         out.append(f"  {when_text(start, width):<16}  {count:>8,}  {bar}")
-    return "\n".join(out) + "\n"
+    # Hosts, paths, agents and rules are what bots and sites wrote: an escape sequence in one
+    # would clear the reader's screen, a CR or LF would forge a row.
+    return "\n".join(escaped(line) for line in out) + "\n"
 
 
 def table(title: str, counts: TopCounts[Any], top: int, total: int, noun: str,

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from robotsgate.archive import RobotsArchive
-from robotsgate.fetch import FetchResult
+from robotsgate.fetch import FetchResult, fetch_user_agent
 from robotsgate.metrics import Metrics
 from robotsgate.origin import Origin
 from robotsgate.rules_cache import RulesCache
@@ -24,13 +24,14 @@ logger = logging.getLogger(__name__)
 
 
 class RobotsFetcher(Protocol):
-    async def fetch(self, robots_url: str, user_agent: str | None) -> FetchResult: ...
+    async def fetch(self, robots_url: str, user_agent: str) -> FetchResult: ...
 
 
 class Retrieval:
     def __init__(self, fetcher: RobotsFetcher, rules: RulesCache, store: Store,
                  clock: Callable[[], float], *, cache_ttl: int = 86_400, error_ttl: int = 60,
-                 metrics: Metrics | None = None, archive: RobotsArchive | None = None) -> None:
+                 metrics: Metrics | None = None, archive: RobotsArchive | None = None,
+                 contact: str = "") -> None:
         self._fetcher = fetcher
         self._rules = rules
         self._store = store
@@ -39,18 +40,21 @@ class Retrieval:
         self._error_ttl = error_ttl  # seconds before an unreachable robots.txt is asked again
         self._metrics = metrics or Metrics()
         self._archive = archive  # every distinct body fetched, kept as evidence
+        self._contact = contact  # the operator's URL, in every fetch's User-Agent
         self.fetches = 0  # robots.txt fetches started, for metrics and tests
 
-    async def retrieve(self, origin: Origin, key: str, user_agent: str | None,
+    async def retrieve(self, origin: Origin, key: str, token: str | None,
                        stale: RobotsEntry | None) -> RobotsEntry:
-        """Fetch `origin`'s robots.txt as `user_agent`, publish the entry under `key`, return it.
+        """Fetch `origin`'s robots.txt as the bot `token` names (the proxy itself when None),
+        publish the entry under `key`, return it.
 
         `stale` is the copy the caller had (expired), or None: kept in use, with the fetch's
         error, when the origin cannot be reached.
         """
         self.fetches += 1
         with self._metrics.fetching():
-            result = await self._fetcher.fetch(origin.robots_url, user_agent)
+            result = await self._fetcher.fetch(origin.robots_url,
+                                               fetch_user_agent(token, self._contact))
         self._metrics.fetched(result.outcome)
         entry = self.entry_for(origin, result, stale)
         if result.outcome == "unreachable":

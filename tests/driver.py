@@ -18,6 +18,7 @@ from mitmproxy.test import taddons
 from robotsgate.assemble import Clocks
 from robotsgate.mitm import RobotsGate
 from robotsgate.mitm.runtime import Runtime
+from robotsgate.resolver import Lookup
 
 
 class Driven:
@@ -71,11 +72,17 @@ class Driven:
         await self._run(hooks.DoneHook())
 
 
+async def documentation_address(host: str, port: int) -> list[str]:
+    """Every name resolves to an address of TEST-NET-3 (RFC 5737): public-looking, and never
+    dialled, since no test here opens a connection."""
+    return ["203.0.113.10"]
+
+
 @contextmanager
 def driven(*, clocks: Clocks | None = None, transport: httpx.AsyncBaseTransport | None = None,
-           **options: Any) -> Iterator[Driven]:
+           lookup: Lookup = documentation_address, **options: Any) -> Iterator[Driven]:
     """A configured RobotsGate in mitmproxy's test context."""
-    root = RobotsGate(clocks=clocks, transport=transport)
+    root = RobotsGate(clocks=clocks, transport=transport, lookup=lookup)
     with taddons.context(root) as tctx:
         addon = Driven(root, tctx)
         addon.configure(**options)

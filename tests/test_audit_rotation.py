@@ -1,7 +1,9 @@
 """Audit log rotation: reopen after a rename (logrotate + SIGHUP), and rotation by size."""
 
 import json
+import multiprocessing
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -114,3 +116,40 @@ def test_the_addon_rotates_its_log_by_size(tmp_path: Path) -> None:
     assert urls(tmp_path / "a.jsonl.1") == ["http://a.example/2"]
     assert urls(path) == ["http://a.example/3"]
     assert not os.path.exists(tmp_path / "a.jsonl.2")
+
+
+def _write_many(path: str, first: int, count: int, max_bytes: int) -> None:
+    # Renaming the full file takes a while, as on a busy disk: the others find it full too, in
+    # the meantime (this process is forked, the patch is its own).
+    rename = os.replace
+
+    def slow_rename(src: str, dst: str) -> None:
+        if dst.endswith(".1"):
+            time.sleep(0.002)
+        rename(src, dst)
+
+    os.replace = slow_rename  # type: ignore[assignment]
+    log = AuditLog(path, max_bytes=max_bytes, keep=200)
+    for n in range(first, first + count):
+        log.write(record(n))
+    log.close()
+
+
+def test_processes_sharing_one_log_rotate_it_without_losing_a_record(tmp_path: Path) -> None:
+    """Four proxies writing one file, each rotating it by size: every record is kept, in as
+    many files as the records fill (160 here, 200 kept); two proxies rotating the same full
+    file at once would make more files, and the oldest would be dropped."""
+    path = tmp_path / "audit.jsonl"
+    size = len(record(0).to_json()) + 1
+    context = multiprocessing.get_context("fork")
+    writers = [context.Process(target=_write_many, args=(str(path), first, 1500, size * 40))
+               for first in (0, 10_000, 20_000, 30_000)]
+    for writer in writers:
+        writer.start()
+    for writer in writers:
+        writer.join(timeout=60)
+        assert writer.exitcode == 0
+    found = [url for file in tmp_path.glob("audit.jsonl*") if not file.name.endswith(".lock")
+             for url in urls(file)]
+    assert sorted(found) == sorted(f"http://a.example/{first + n}" for n in range(1500)
+                                   for first in (0, 10_000, 20_000, 30_000))

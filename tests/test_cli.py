@@ -105,7 +105,8 @@ def test_check_reads_a_whole_user_agent_header_as_the_proxy_does(site: Origin) -
     done = run("check", site.url("/public"), "--agent", header)
     assert done.returncode == 0
     assert field(done.stdout, "group") == "MyBot (line 2)"
-    assert [s.user_agent for s in site.robots_fetches()] == [header]
+    # Fetched as the proxy fetches for a bot named by its User-Agent alone: as itself.
+    assert [s.user_agent for s in site.robots_fetches()] == ["robotsgate"]
     other = run("check", site.url("/public"), "--agent", "curl/8.0")
     assert other.returncode == 1
     assert field(other.stdout, "group") == "* (line 9)"

@@ -377,7 +377,10 @@ def service(tmp_path: Path) -> Iterator[Callable[..., Service]]:
         for attempt in range(3):
             workdir = tmp_path / f"service{len(started)}-{attempt}"
             workdir.mkdir()
-            svc = run_unit(workdir, {"ROBOTSGATE_PORT": str(free_port()), "ROBOTSGATE_ARGS": args})
+            # The test's sites are on loopback, which the proxy refuses unless told.
+            allowed = f"--set robots_egress_allow=127.0.0.0/8 {args}".strip()
+            svc = run_unit(workdir, {"ROBOTSGATE_PORT": str(free_port()),
+                                     "ROBOTSGATE_ARGS": allowed})
             started.append(svc)
             deadline = time.monotonic() + START_TIMEOUT
             while svc.process.poll() is None and time.monotonic() < deadline:

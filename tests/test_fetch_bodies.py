@@ -274,12 +274,12 @@ async def test_a_whole_body_truncated_is_unreachable():
 # -- the request ---------------------------------------------------------------------------------
 
 
-async def test_the_bots_user_agent_is_sent_as_its_own_bytes(server, fetcher):
-    # As mitmproxy hands it over: 0xFF decoded with surrogateescape. httpx alone would refuse
-    # anything not ASCII, and the origin would count as unreachable.
-    result = await fetcher.fetch(server.url, "Bot/1.0 caf\u00e9 \udcff")
+async def test_the_fetch_names_the_proxy_as_it_is_told(server, fetcher):
+    result = await fetcher.fetch(server.url, "MyBot (+https://bots.example/about)")
     assert result.outcome == "ok"
-    assert b"\r\nUser-Agent: Bot/1.0 caf\xc3\xa9 \xff\r\n" in server.heads[0]
+    assert b"\r\nUser-Agent: MyBot (+https://bots.example/about)\r\n" in server.heads[0]
+    await fetcher.fetch(server.url)
+    assert b"\r\nUser-Agent: robotsgate\r\n" in server.heads[1]  # never httpx's own
 
 
 # -- through the gate ---------------------------------------------------------------------------

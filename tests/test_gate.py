@@ -226,11 +226,16 @@ async def test_an_encoding_that_was_not_asked_for_is_unreachable():
     assert result.outcome == "unreachable" and "br" in (result.error or "")
 
 
-async def test_the_fetch_sends_the_bots_user_agent():
-    origins = Origins(**{"example.com": ok(ROBOTS)})
+async def test_the_fetch_never_sends_the_bots_user_agent():
+    # A bot named by its User-Agent alone: one copy per origin, fetched as the proxy.
+    origins = Origins(**{"example.com": ok(ROBOTS), "other.example": ok(ROBOTS)})
     gate = make_gate(origins)
     await gate.check(req("http://example.com/x", "FooBot/3.0 (+https://foo.example)"))
-    assert origins.seen[0].headers["user-agent"] == "FooBot/3.0 (+https://foo.example)"
+    await gate.check(req("http://example.com/y", "BarBot/1.0 " + "x" * 20_000))
+    assert [s.headers["user-agent"] for s in origins.seen] == ["robotsgate"]
+    # A bot the operator names: its own copy, fetched as its product token.
+    await gate.check(req("http://other.example/x", "anything at all", agent="FooBot"))
+    assert origins.seen[-1].headers["user-agent"] == "FooBot"
 
 
 # -- caching -------------------------------------------------------------------------------------

@@ -235,7 +235,8 @@ async def test_a_failing_nofollow_check_fails_closed(gate, audit_path):
     addon, _ = gate
     broken = FakeClock()
     # The memory's own timer (injected) fails once the page is remembered.
-    addon.runtime.pages = Pages(PageConfig(), FakeClock(), broken)
+    pages = Pages(PageConfig(), FakeClock(), broken)
+    addon.runtime.pages = addon.runtime.exchange.pages = pages
     page = "http://example.com/dir/page.html"
     await fetch(addon, page, body=NOFOLLOW_PAGE)
     broken.broken = True

@@ -52,7 +52,7 @@ def redis_store(client: Redis, prefix: str, rules: RulesCache | None = None,
 
 
 # The key under which a gate keeps a.example's robots.txt for request_for()'s TestBot.
-A_KEY = "http://a.example testbot"
+A_KEY = "http://a.example *"  # the copy for bots named by their User-Agent
 
 
 def entry(kind: str = "ok", body: bytes = ROBOTS, expires_in: float = 3600.0,

@@ -16,6 +16,7 @@ from robotsgate.audit import timestamp
 from robotsgate.cli.common import (
     FOUND,
     OK,
+    CliError,
     Commands,
     fetch_options,
     origin_and_path,
@@ -23,15 +24,18 @@ from robotsgate.cli.common import (
     reading_options,
     tls,
 )
+from robotsgate.escape import escaped
+from robotsgate.exchange import Answer, Exchange, Facts, Rules, Unrestricted
 from robotsgate.fetch import Fetcher, FetchResult
-from robotsgate.gate import Gate, GateConfig, Request, Verdict
+from robotsgate.gate import Gate, GateConfig, Verdict
+from robotsgate.outcomes import OUTCOMES
 from robotsgate.protocol import (
     MAX_BYTES,
     RobotsTxt,
     is_product_token,
     seconds_until_open,
 )
-from robotsgate.purposes import parse_purposes
+from robotsgate.purposes import PurposeMap, parse_purposes
 from robotsgate.retrieval import Retrieval
 from robotsgate.rules_cache import RulesCache
 from robotsgate.state.store import MemoryStore, RobotsEntry
@@ -55,7 +59,7 @@ class _FileFetcher:
         self._body = read_input(path)[:MAX_BYTES]
         self._path = path
 
-    async def fetch(self, robots_url: str, user_agent: str | None) -> FetchResult:
+    async def fetch(self, robots_url: str, user_agent: str) -> FetchResult:
         return FetchResult("ok", robots_url, self._path, None, self._body)
 
 
@@ -66,12 +70,13 @@ class _Remembering:
         self.fetcher = fetcher
         self.result: FetchResult | None = None
 
-    async def fetch(self, robots_url: str, user_agent: str | None) -> FetchResult:
+    async def fetch(self, robots_url: str, user_agent: str) -> FetchResult:
         self.result = await self.fetcher.fetch(robots_url, user_agent)
         return self.result
 
 
 async def check(args: argparse.Namespace) -> Checked:
+    """The proxy's exchange policy on a GET of the URL, as the bot would send it."""
     origin, path = origin_and_path(args.url)
     # A product token is obeyed as robots_agent is; anything else is read as a whole
     # User-Agent header, as the proxy reads each request's (the longest named group wins).
@@ -81,13 +86,25 @@ async def check(args: argparse.Namespace) -> Checked:
     fetcher = _Remembering(source)
     rules = RulesCache(1, semantics=args.semantics, case_sensitive=args.path_case == "sensitive")
     store = MemoryStore(1)
-    gate = Gate(GateConfig(), store, Retrieval(fetcher, rules, store, time.time), time.time)
+    gate = Gate(GateConfig(), store, Retrieval(fetcher, rules, store, time.time,
+                                               contact=args.contact), time.time)
+    exchange = Exchange(Rules(agent=token), gate, Unrestricted(),
+                        purposes=PurposeMap.parse(",".join(sorted(args.purpose)), ()))
+    fields = [(b"Host", origin.authority.encode("ascii"))]
+    if args.agent:
+        fields.append((b"User-Agent", args.agent.encode("utf-8", "surrogateescape")))
+    facts = Facts(origin.scheme, origin.host, origin.port, b"GET",
+                  path.encode("utf-8", "surrogateescape"), b"", tuple(fields))
     try:
-        verdict = await gate.check(Request(origin, path, args.agent, token, args.purpose))
+        plan = await exchange.decide(facts)
     finally:
         if isinstance(source, Fetcher):
             await source.aclose()
-    return Checked(args.url, args.agent, verdict, fetcher.result,
+    if plan.verdict is None:
+        assert isinstance(plan, Answer)
+        raise CliError(f"the proxy answers this request {OUTCOMES[plan.reason].status} "
+                       f"({plan.reason}) before robots.txt: {escaped(plan.text.strip())}")
+    return Checked(args.url, args.agent, plan.verdict, fetcher.result,
                    args.robots or origin.robots_url, time.time(), args.purpose)
 
 
@@ -222,7 +239,8 @@ def _check_text(f: dict[str, Any]) -> str:
     rows.append(("proxy", "forwards it" if answer == "forward" else
                  f"answers {answer} ({f['reason']})"))
     width = max(len(name) for name, _ in rows) + 2
-    return "".join(f"{name + ':':<{width}}{value}\n" for name, value in rows)
+    # URLs, rules, group names and sitemaps are what bots and sites wrote: shown escaped.
+    return "".join(f"{name + ':':<{width}}{escaped(value)}\n" for name, value in rows)
 
 
 def run_check(args: argparse.Namespace) -> int:
@@ -254,6 +272,9 @@ def add_parser(commands: Commands) -> None:
     p.add_argument("--purpose", metavar="CATEGORIES", type=_purposes, default=frozenset(),
                    help="what the bot crawls for, as robots_purpose (train-ai,search): "
                         "disallowed when robots.txt's usage preferences disallow every one")
+    p.add_argument("--contact", default="", metavar="URL",
+                   help="your bots' page, sent with the robots.txt fetch as robots_contact "
+                        "is: 'Token (+URL)'")
     p.add_argument("--json", action="store_true", help="print the facts as JSON")
     reading_options(p)
     fetch_options(p)

@@ -1,47 +1,12 @@
-"""Headers read on every request and every page, each set in one pass over the raw fields
-(Headers.get() scans them all, lower-casing every name, once per header asked for), and the
-few rewrites robotsgate makes to them."""
+"""Headers read on every page, in one pass over the raw fields (Headers.get() scans them all,
+lower-casing every name, once per header asked for), and the rewrites robotsgate makes to
+requests' and pages' headers."""
 
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from mitmproxy import http
-
-
-@dataclass(slots=True)
-class RequestHeaders:
-    """What robotsgate reads of a request's headers, in one pass over its fields."""
-
-    host: str | None
-    user_agent: str | None
-    referer: str | None
-    upgrade: str | None
-    folded: bool  # a value continued on the next line (obs-fold), or holding a bare CR or LF
-    lengths: int  # Content-Length fields
-    encodings: list[bytes]  # Transfer-Encoding values
-
-    @classmethod
-    def of(cls, fields: Sequence[tuple[bytes, bytes]]) -> "RequestHeaders":
-        seen = cls(None, None, None, None, False, 0, [])
-        for name, value in fields:
-            lowered = name.lower()
-            if lowered == b"content-length":
-                seen.lengths += 1
-            elif lowered == b"transfer-encoding":
-                seen.encodings.append(value)
-            elif lowered == b"host":
-                seen.host = _fold(seen.host, value)
-            elif lowered == b"user-agent":
-                seen.user_agent = _fold(seen.user_agent, value)
-            elif lowered == b"referer":
-                seen.referer = _fold(seen.referer, value)
-            elif lowered == b"upgrade":
-                seen.upgrade = _fold(seen.upgrade, value)
-            if b"\r" in value or b"\n" in value:
-                seen.folded = True
-        return seen
-
 
 # The response headers robotsgate sets, replacing any the origin sent.
 _OURS = frozenset({b"x-robots-tag", b"x-robotsgate-delay-ms"})
@@ -111,15 +76,28 @@ def set_headers(headers: http.Headers, added: Sequence[tuple[bytes, bytes]], *,
     headers.fields = (*fields, *added)
 
 
-_TOKEN_BYTES = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
-_TARGET_BYTES = re.compile(rb"[^\x00-\x20\x7f]+")
-
-
-def well_formed(req: http.Request) -> bool:
-    """Method and header names are tokens, the path and authority hold no control character or
-    space: what mitmproxy's validate_inbound_headers would have made sure of."""
-    data = req.data
-    return bool(_TOKEN_BYTES.fullmatch(data.method)
-                and _TARGET_BYTES.fullmatch(data.path)
-                and (not data.authority or _TARGET_BYTES.fullmatch(data.authority))
-                and all(_TOKEN_BYTES.fullmatch(name) for name, _ in req.headers.fields))
+def rebuilt(fields: Sequence[tuple[bytes, bytes]], *, host: bytes | None,
+            drop: Sequence[bytes] = (), drop_range: bool = False
+            ) -> tuple[tuple[bytes, bytes], ...]:
+    """The request's header fields as they leave: one Host, the one given (none when `host` is
+    None: :authority says it), in place of the first Host the bot sent or first of all; the
+    fields named in `drop` (and Range, If-Range with `drop_range`) removed."""
+    removed = {name.lower() for name in drop}
+    if drop_range:
+        removed |= {b"range", b"if-range"}
+    out: list[tuple[bytes, bytes]] = []
+    written = host is None
+    for name, value in fields:
+        lowered = name.lower()
+        if lowered == b"host":
+            if not written:
+                assert host is not None
+                out.append((name, host))
+                written = True
+            continue
+        if lowered not in removed:
+            out.append((name, value))
+    if not written:
+        assert host is not None
+        out.insert(0, (b"Host", host))
+    return tuple(out)

@@ -70,6 +70,6 @@ class PageReader:
         recorder = self.runtime.recorder
         if recorder is not None:
             with contextlib.suppress(AuditUnwritable):  # already failing closed
-                recorder.flow(flow, "block", Reason.INTERNAL_ERROR, outcome.status,
+                recorder.flow(flow, "withheld", Reason.INTERNAL_ERROR, outcome.status,
                               flow.metadata.get(keys.VERDICT), error=error,
                               origin_status=status)

@@ -23,16 +23,17 @@ from mitmproxy import ctx, exceptions, http
 
 from robotsgate import assemble
 from robotsgate.assemble import Clocks, Services, Upstream
+from robotsgate.egress import Socket
+from robotsgate.exchange import Exchange, Rules
 from robotsgate.gate import Gate
 from robotsgate.identity import AgentMap, Identity
 from robotsgate.metrics import Metrics, MetricsServer
-from robotsgate.mitm import keys
+from robotsgate.mitm import compat, keys
 from robotsgate.mitm.answers import Recorder
-from robotsgate.mitm.bodies import drain_answered_bodies
 from robotsgate.options import NAMES, OPTIONS, PREFIX, SPECS, Rebuilds, Settings
 from robotsgate.pages import Pages
-from robotsgate.purposes import NONE as NO_PURPOSES
-from robotsgate.purposes import PurposeMap, Purposes
+from robotsgate.purposes import PurposeMap
+from robotsgate.resolver import Lookup, Resolver, system_lookup
 from robotsgate.state.departures import Departures
 from robotsgate.state.fleet import redacted
 
@@ -40,10 +41,12 @@ logger = logging.getLogger(__name__)
 
 
 class Runtime:
-    def __init__(self, clocks: Clocks, transport: httpx.AsyncBaseTransport | None = None
-                 ) -> None:
+    def __init__(self, clocks: Clocks, transport: httpx.AsyncBaseTransport | None = None,
+                 lookup: Lookup = system_lookup) -> None:
         self.clocks = clocks
         self._transport = transport  # where robots.txt is fetched from, in tests
+        self._lookup = lookup  # how names are resolved, in tests
+        self._listening: tuple[Socket, ...] = ()  # the proxy's own listening sockets
         self.metrics = Metrics()  # this process's registry; served when robots_metrics_port
         self.settings = Settings()
         self.agents = AgentMap.parse(())
@@ -52,6 +55,7 @@ class Runtime:
         self.upstream: Upstream | None = None
         self.recorder: Recorder | None = None
         self.pages: Pages | None = None  # page-level signals and the nofollow memory
+        self.exchange: Exchange | None = None  # the request policy, over all of the above
         self._configured: Settings | None = None
         self._metrics_server: MetricsServer | None = None
         self._sighup = False
@@ -67,9 +71,13 @@ class Runtime:
     def departures(self) -> Departures | None:
         return self.services.departures if self.services else None
 
+    @property
+    def resolver(self) -> Resolver | None:
+        return self.services.resolver if self.services else None
+
     def identify(self, flow: http.HTTPFlow) -> Identity:
-        """Which bot the request is from (robots_agents, proxy-auth user, robots_agent, or
-        its User-Agent later), kept on the flow for the audit record."""
+        """Which bot a CONNECT is from (robots_agents, proxy-auth user, robots_agent, or its
+        User-Agent later), kept on the flow for the audit record."""
         auth = flow.metadata.get("proxyauth")
         peer = flow.client_conn.peername
         identity = self.agents.resolve(
@@ -78,19 +86,21 @@ class Runtime:
         flow.metadata[keys.IDENTITY] = identity
         return identity
 
-    def purposes_of(self, flow: http.HTTPFlow, identity: Identity, user_agent: str | None
-                    ) -> Purposes:
-        """What the request is crawled for (robots_purposes, robots_purpose), kept on the flow
-        for the response's usage check and the audit record."""
-        if self.purposes.empty:
-            return NO_PURPOSES
-        auth = flow.metadata.get("proxyauth")
-        peer = flow.client_conn.peername
-        purposes = self.purposes.resolve(
-            user=auth[0] if isinstance(auth, tuple) and auth else None,
-            address=peer[0] if peer else None, agent=identity.token, user_agent=user_agent)
-        flow.metadata[keys.PURPOSES] = purposes
-        return purposes
+    def set_listening(self, sockets: tuple[Socket, ...]) -> None:
+        """The proxy's listening sockets, once it runs (robotsgate.mitm.egress)."""
+        self._listening = sockets
+        self._own_changed()
+
+    def _own(self) -> tuple[Socket, ...]:
+        """The proxy's own sockets, never a destination: where it listens, its metrics."""
+        server = self._metrics_server
+        metrics = (Socket(server.host, server.port),) if server is not None else ()
+        return self._listening + metrics
+
+    def _own_changed(self) -> None:
+        if self.services is not None:
+            resolver = self.services.resolver
+            resolver.set_policy(resolver.policy.with_own(self._own()))
 
     def load(self, loader: Any) -> None:
         for spec in OPTIONS:
@@ -103,7 +113,8 @@ class Runtime:
             for problem in problems:
                 print(f"robotsgate: {problem}", file=sys.stderr)
             sys.exit(2)
-        drain_answered_bodies()
+        compat.check()
+        compat.patch()
         options = loader.master.options
         if "flow_detail" in options.keys() and options.flow_detail == 0:  # noqa: SIM118
             # Nothing per flow, and nothing per connection or robots.txt fetch either ("client
@@ -143,7 +154,8 @@ class Runtime:
             # nothing (mitmproxy then puts the option back as it was).
             audit = assemble.audit_log(settings) if Rebuilds.AUDIT in changed else None
             try:
-                services = assemble.services(settings, upstream, self.clocks, self.metrics) \
+                services = assemble.services(settings, upstream, self.clocks, self.metrics,
+                                             own=self._own(), lookup=self._lookup) \
                     if Rebuilds.GATE in changed or self.services is None else None
             except BaseException:
                 if audit is not None:
@@ -153,6 +165,8 @@ class Runtime:
             raise exceptions.OptionsError(str(exc)) from exc
         if Rebuilds.METRICS in changed:
             self._serve_metrics(settings.metrics_host, settings.metrics_port)
+            if services is None:
+                self._own_changed()
         self.agents = AgentMap.parse(settings.agents)
         self.purposes = PurposeMap.parse(settings.purpose, settings.purposes)
         self.settings = self._configured = settings
@@ -172,6 +186,12 @@ class Runtime:
             if old is not None:
                 _close_later(old)
         self.upstream = upstream
+        assert self.services is not None
+        self.exchange = Exchange(
+            Rules(agent=settings.agent or None, require_agent=settings.require_agent,
+                  monitor=settings.monitor, strip=settings.strip),
+            self.services.gate, self.services.resolver, agents=self.agents,
+            purposes=self.purposes, pages=self.pages)
 
     def running(self) -> None:
         # Whatever is alive once the proxy runs (modules, classes, options: mitmproxy's and ours)

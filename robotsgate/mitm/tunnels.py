@@ -22,6 +22,7 @@ from mitmproxy.proxy.layers.http import HTTPMode
 
 from robotsgate import outcomes
 from robotsgate.audit import Event
+from robotsgate.egress import Refused
 from robotsgate.mitm import keys
 from robotsgate.mitm.answers import AuditUnwritable, answer, fetch_error, peer, retry_after
 from robotsgate.mitm.runtime import Runtime
@@ -40,18 +41,20 @@ class Tunnels:
         self.runtime = runtime
 
     async def http_connect(self, flow: http.HTTPFlow) -> None:
-        """With ignore_hosts/allow_hosts set, every tunnel is decided now, on its host alone.
+        """Every tunnel goes to one canonical host, at an address bots may reach; and with
+        ignore_hosts/allow_hosts set, every tunnel is decided now, on its host alone.
 
-        mitmproxy decides to pass a connection through unseen by its CONNECT target, but also by
-        the address it connects to and by the TLS server name the client sends later -- none of
-        which is known yet. So when any host may go unseen, every CONNECT is decided on its
-        host; without those options every request inside a tunnel is decided on its own.
+        The CONNECT target is written in its canonical form (mitmproxy opens the tunnel's
+        connection to it, and names the requests inside after it) and dialled only at an
+        address the egress policy allows. mitmproxy decides to pass a connection through unseen
+        by its CONNECT target, but also by the address it connects to and by the TLS server
+        name the client sends later -- none of which is known yet. So when any host may go
+        unseen, every CONNECT is decided on its host; without those options every request
+        inside a tunnel is decided on its own.
         """
-        opts = ctx.options
         runtime = self.runtime
         services = runtime.services
-        if flow.response is not None or services is None or \
-                not (opts.ignore_hosts or opts.allow_hosts):
+        if flow.response is not None or services is None:
             return
         recorder = runtime.recorder
         assert recorder is not None
@@ -59,8 +62,22 @@ class Tunnels:
         try:
             identity = runtime.identify(flow)
             scheme = "http" if req.port == 80 else "https"
-            verdict = await services.gate.check_host(Origin.of(scheme, req.host, req.port),
-                                                    req.headers.get("user-agent"), identity.token)
+            origin = Origin.of(scheme, req.host, req.port)
+            if "%" in origin.host:
+                self._refuse(flow, Reason.DESTINATION, where=origin.host,
+                             why="an IPv6 zone id names an interface of the proxy's machine")
+                return
+            dial = await services.resolver.dial(origin.host, origin.port)
+            if isinstance(dial, Refused):
+                self._refuse(flow, Reason.DESTINATION, where=dial.where, why=dial.why,
+                             error=dial.describe())
+                return
+            req.data.host = origin.host  # the tunnel's connection, and its requests' host
+            opts = ctx.options
+            if not (opts.ignore_hosts or opts.allow_hosts):
+                return
+            verdict = await services.gate.check_host(origin, req.headers.get("user-agent"),
+                                                    identity.token)
             if verdict.action == "forward":
                 if not_intercepted(req.host, req.port):
                     recorder.flow(flow, "tunnel", Reason.NOT_INTERCEPTED, None, verdict)
@@ -86,6 +103,16 @@ class Tunnels:
                 else f"{type(exc).__name__}: {exc}"
             with contextlib.suppress(AuditUnwritable):  # already failing closed
                 recorder.flow(flow, "block", reason, outcome.status, None, error=error)
+
+    def _refuse(self, flow: http.HTTPFlow, reason: Reason, *, error: str | None = None,
+                **fields: str) -> None:
+        """A CONNECT refused whatever the mode: nothing robotsgate decides could go there."""
+        recorder = self.runtime.recorder
+        assert recorder is not None
+        status = outcomes.OUTCOMES[reason].status
+        with contextlib.suppress(AuditUnwritable):  # refused either way
+            recorder.flow(flow, "block", reason, status, None, error=error)
+        answer(flow, reason, outcomes.text(reason, tunnel=True, **fields))
 
     def next_layer(self, nextlayer: layer.NextLayer) -> None:
         if nextlayer.layer is None:

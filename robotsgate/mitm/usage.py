@@ -138,7 +138,8 @@ class UsageCheck:
                 flow.metadata.get(keys.USAGE_RECORDED):
             return
         flow.metadata[keys.USAGE_RECORDED] = True
-        event: Event = "would-block" if self.runtime.settings.monitor else "block"
+        # Never "block": the request did reach the origin; its answer is what is withheld.
+        event: Event = "would-block" if self.runtime.settings.monitor else "withheld"
         try:
             recorder.flow(flow, event, Reason.USAGE_PREFERENCE, 403, verdict, refusal=refusal,
                           origin_status=origin_status)

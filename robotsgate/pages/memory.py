@@ -23,6 +23,7 @@ from robotsgate.pages.links import resolve
 from robotsgate.pages.read import can_have_signals, is_html, read_page
 from robotsgate.pages.signals import NO_SIGNALS, PageSignals
 from robotsgate.pages.strip import strip_page
+from robotsgate.protocol import product_tokens
 from robotsgate.protocol.urls import normalize
 
 logger = logging.getLogger(__name__)
@@ -92,9 +93,15 @@ def url_key(url: str) -> str | None:
     return Origin.of(scheme, host, port).key + normalize(path)
 
 
+_KEY_TOKENS = 16  # product tokens of a User-Agent that name a bot in the memory, at most
+
+
 def agent_key(agent: str | None, user_agent: str | None) -> str:
-    """Who the memory is for: the configured product token, or else the whole User-Agent."""
-    return agent.lower() if agent else (user_agent or "")
+    """Who the memory is for: the configured product token, or else the product tokens the
+    User-Agent names (RedBot/1.0 and RedBot/1.1 are one bot, as robots.txt reads them)."""
+    if agent:
+        return agent.lower()
+    return " ".join(sorted(product_tokens(user_agent or ""))[:_KEY_TOKENS])
 
 
 class Pages:

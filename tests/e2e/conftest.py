@@ -32,14 +32,15 @@ def proxy(tmp_path: Path, test_ca: CertAuthority) -> Iterator[Callable[..., Prox
     """Factory: ``proxy(robots_mode="monitor", ...)`` starts mitmdump with those ``--set``s.
 
     ``trust_test_ca=True`` makes it trust the test CA for upstream TLS
-    (``ssl_verify_upstream_trusted_ca``).
+    (``ssl_verify_upstream_trusted_ca``); ``nofile`` lowers its limit of open descriptors.
     """
     started: list[Proxy] = []
 
-    def start(*, trust_test_ca: bool = False, **options: Any) -> Proxy:
+    def start(*, trust_test_ca: bool = False, nofile: int | None = None,
+              **options: Any) -> Proxy:
         if trust_test_ca:
             options["ssl_verify_upstream_trusted_ca"] = str(test_ca.ca_pem)
-        p = Proxy(tmp_path / f"proxy{len(started)}", options)
+        p = Proxy(tmp_path / f"proxy{len(started)}", options, nofile=nofile)
         started.append(p)
         return p
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import socket
 import subprocess
 import sys
@@ -21,12 +22,16 @@ import pytest
 from .machine import REPO, clean_env, free_port
 
 ADDON = REPO / "addon.py"
+# The origins of these tests listen on loopback addresses, which robotsgate refuses to send bots
+# to unless told (robots_egress_allow); a test that checks that refusal sets its own value.
+LOOPBACK = ("127.0.0.0/8", "::1")
 MITMDUMP = Path(sys.executable).parent / "mitmdump"
 
 START_TIMEOUT = 20.0  # seconds for mitmdump to accept connections
 
 
 def mitmdump_command(port: int, confdir: Path, options: Mapping[str, Any]) -> list[str]:
+    options = {"robots_egress_allow": LOOPBACK, **options}
     cmd = [
         str(MITMDUMP),
         "-s",
@@ -53,8 +58,10 @@ def mitmdump_env() -> dict[str, str]:
 class Proxy:
     """A running ``mitmdump -s addon.py`` on 127.0.0.1."""
 
-    def __init__(self, workdir: Path, options: Mapping[str, Any]) -> None:
+    def __init__(self, workdir: Path, options: Mapping[str, Any], *,
+                 nofile: int | None = None) -> None:
         self.workdir = workdir
+        self.nofile = nofile  # the process's limit of open descriptors, when lowered
         self.confdir = workdir / "conf"
         self.confdir.mkdir(parents=True, exist_ok=True)
         self.audit_path = workdir / "audit.jsonl"
@@ -86,7 +93,8 @@ class Proxy:
             cmd = mitmdump_command(self.port, self.confdir, self.options)
             with self.stdout_path.open("wb") as out, self.stderr_path.open("wb") as err:
                 self.process = subprocess.Popen(
-                    cmd, stdout=out, stderr=err, cwd=REPO, env=mitmdump_env()
+                    cmd, stdout=out, stderr=err, cwd=REPO, env=mitmdump_env(),
+                    preexec_fn=self._limit if self.nofile else None,
                 )
             deadline = time.monotonic() + START_TIMEOUT
             while time.monotonic() < deadline:
@@ -117,6 +125,15 @@ class Proxy:
                 f"{' '.join(cmd)}\n{output}"
             )
         pytest.fail(f"mitmdump could not bind a port:\n{self.output()}")
+
+    def _limit(self) -> None:
+        assert self.nofile is not None
+        resource.setrlimit(resource.RLIMIT_NOFILE, (self.nofile, self.nofile))
+
+    def descriptors(self) -> int:
+        """How many descriptors the process has open now."""
+        assert self.process is not None
+        return len(os.listdir(f"/proc/{self.process.pid}/fd"))
 
     def stop(self) -> None:
         proc = self.process

@@ -7,6 +7,7 @@ and the audit log says exactly what happened.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import itertools
 import socket
@@ -365,28 +366,73 @@ def cloaking_origin(origin: Callable[..., Origin]) -> Origin:
 def test_robots_txt_is_fetched_as_the_configured_agent(
         proxy: ProxyFactory, origin: Callable[..., Origin]) -> None:
     site = cloaking_origin(origin)
-    p = proxy(robots_agent="RedBot")
+    p = proxy(robots_agent="RedBot", robots_contact="https://bots.example/about")
     answer = exchange(p.port, request(site.url("/page"), f"127.0.0.1:{site.port}",
                                       "User-Agent: Mozilla/5.0", "Connection: close"))
     assert status_of(answer) == 403, answer
-    assert [s.user_agent for s in site.robots_fetches()] == ["RedBot"]
+    assert [s.user_agent for s in site.robots_fetches()] == [
+        "RedBot (+https://bots.example/about)"]
     assert not site.saw("/page")
+
+
+def basic(user: str) -> str:
+    return "Proxy-Authorization: Basic " + base64.b64encode(f"{user}:pw".encode()).decode()
 
 
 def test_a_copy_fetched_for_one_bot_never_decides_for_another(
         proxy: ProxyFactory, origin: Callable[..., Origin]) -> None:
     site = cloaking_origin(origin)
-    p = proxy()
+    p = proxy(proxyauth="any")  # each bot names itself as its proxy-auth user
     answers = {}
-    for agent in ("BlueBot/1.0", "RedBot/2.0", "BlueBot/1.1"):
-        wire = Wire(p.port)
-        wire.send(request(site.url(f"/page/{agent}"), f"127.0.0.1:{site.port}",
-                          f"User-Agent: {agent}", "Connection: close"))
-        answers[agent] = status_of(wire.read_all(timeout=3))
-        wire.close()
-    assert answers == {"BlueBot/1.0": 200, "RedBot/2.0": 403, "BlueBot/1.1": 200}
-    # One fetch for each bot, as that bot; BlueBot's two versions share one copy.
-    assert [s.user_agent for s in site.robots_fetches()] == ["BlueBot/1.0", "RedBot/2.0"]
+    for user, path in (("BlueBot", "/a"), ("RedBot", "/b"), ("BlueBot", "/c")):
+        answers[path] = status_of(exchange(p.port, request(
+            site.url(path), f"127.0.0.1:{site.port}", basic(user),
+            "User-Agent: RedBot/2.0 (every bot says it is RedBot)", "Connection: close")))
+    assert answers == {"/a": 200, "/b": 403, "/c": 200}
+    # One fetch for each bot, as that bot's product token; never its User-Agent.
+    assert [s.user_agent for s in site.robots_fetches()] == ["BlueBot", "RedBot"]
+    # The proxy's credentials never reach the origin.
+    assert all("proxy-authorization" not in s.headers for s in site.seen)
+
+
+def firewalled_origin(origin: Callable[..., Origin]) -> Origin:
+    """A site behind a firewall that refuses some clients: a long User-Agent (431), a library's
+    name (403), none at all (403). Each of those answers, for robots.txt, would mean "no
+    rules"."""
+    site = origin()
+
+    def robots(seen: Seen) -> Reply:
+        agent = seen.user_agent
+        if len(agent) > 8000:
+            return Reply(431, "Request Header Fields Too Large\n")
+        if not agent or "python" in agent.lower() or "curl" in agent.lower():
+            return Reply(403, "Forbidden\n")
+        return Reply(200, "User-agent: *\nDisallow: /private\n")
+
+    site.set_robots(handler=robots)
+    return site
+
+
+@pytest.mark.parametrize("agent", [
+    pytest.param("User-Agent: " + "A" * 20_000, id="20-KB-user-agent"),
+    pytest.param("User-Agent: python-requests/2.32", id="library-user-agent"),
+    pytest.param(None, id="no-user-agent"),
+])
+def test_a_bot_cannot_choose_how_robots_txt_is_fetched(
+        proxy: ProxyFactory, origin: Callable[..., Origin], agent: str | None) -> None:
+    site = firewalled_origin(origin)
+    p = proxy(robots_contact="https://bots.example/about")
+    extra = [agent] if agent else []
+    first = exchange(p.port, request(site.url("/private/1"), f"127.0.0.1:{site.port}", *extra,
+                                     "Connection: close"))
+    # Another bot, named only by its User-Agent, shares the copy: still the site's rules.
+    second = exchange(p.port, request(site.url("/private/2"), f"127.0.0.1:{site.port}",
+                                      "User-Agent: OtherBot/1.0", "Connection: close"))
+    assert (status_of(first), status_of(second)) == (403, 403), (first, second)
+    assert [s.user_agent for s in site.robots_fetches()] == [
+        "robotsgate (+https://bots.example/about)"]
+    assert site.paths() == ["/robots.txt"]
+    assert {r["robots_status"] for r in blocks(p, "disallowed")} == {200}
 
 
 # --- the audit keeps every record ----------------------------------------------------------------

@@ -46,9 +46,14 @@ def test_the_walk_through_shows_what_the_proxy_answers(
     site = origin(robots=printf.encode().decode("unicode_escape"))
     site.route("/", body="hello\n")
     site.route("/private/page.html", body="secret\n")
-    [agent] = re.findall(r"--set robots_agent=(\S+)", section)
-    gate = proxy(robots_agent=agent)
     here = f"{site.host}:{site.port}"
+    # The proxy as the README starts it: every option it sets, and only those (the site's
+    # address allowed as the README allows 127.0.0.1:8000, nothing else of loopback).
+    [serve] = [line for line in section.splitlines() if line.startswith("$ scripts/serve.sh")]
+    options = dict(re.findall(r"--set (\w+)=(\S+)", serve))
+    assert set(options) == {"robots_agent", "robots_egress_allow"}, serve
+    gate = proxy(**{name: value.replace("127.0.0.1:8000", here)
+                    for name, value in options.items()})
 
     def run(command: str) -> list[str]:
         argv = command.replace("127.0.0.1:8080", f"127.0.0.1:{gate.port}") \

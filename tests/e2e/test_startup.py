@@ -84,7 +84,8 @@ def test_robotsgate_serve_runs_the_installed_proxy_keeping_relative_paths(
     workdir.mkdir()
     # Run from elsewhere than the checkout, with a relative audit path: it lands in workdir.
     command = [str(ROBOTSGATE), "serve", "--listen-port", str(port),
-               "--set", f"confdir={tmp_path / 'conf'}", "--set", "robots_audit_log=audit.jsonl"]
+               "--set", f"confdir={tmp_path / 'conf'}", "--set", "robots_audit_log=audit.jsonl",
+               "--set", "robots_egress_allow=127.0.0.0/8"]  # the test's site is on loopback
     with subprocess.Popen(command, cwd=workdir, stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, env=clean_env({})) as proc:
         try:

@@ -27,7 +27,8 @@ Content-Usage: /ai-ok/ train-ai=y
 
 
 def blocks(gate: Proxy) -> list[dict[str, object]]:
-    return [r for r in gate.audit() if r["event"] in ("block", "would-block")]
+    """Refusals: of a request that never left, or of an answer withheld after it did."""
+    return [r for r in gate.audit() if r["event"] in ("block", "would-block", "withheld")]
 
 
 def test_robots_txt_content_usage_refuses_a_training_bot_before_the_origin_sees_it(
@@ -95,6 +96,7 @@ def test_the_content_usage_header_withholds_the_body_over_https(
 
     [record] = blocks(gate)
     assert record["reason"] == "usage-preference" and record["origin_status"] == 200
+    assert record["event"] == "withheld"  # the request did reach the origin
     assert record["rule"] == "Content-Usage: train-ai=n" and record["line"] is None
 
 
@@ -186,6 +188,7 @@ def test_a_streamed_body_refused_on_its_headers_never_reaches_the_bot(
         assert refused.status != 200 and "secret text" not in refused.text, refused.status
     [record] = blocks(gate)
     assert record["reason"] == "usage-preference" and record["origin_status"] == 200
+    assert record["event"] == "withheld"
 
 
 def chunked(body: bytes, size: int = 4096) -> bytes:
@@ -211,6 +214,7 @@ def test_a_body_of_unknown_length_refused_on_its_headers_is_cut_before_it_stream
         assert got.status != 200 and "secret text" not in got.text, got.status
     [record] = blocks(gate)
     assert record["reason"] == "usage-preference" and record["origin_status"] == 200
+    assert record["event"] == "withheld"
 
 
 def test_a_path_written_another_way_has_the_same_usage(

@@ -32,6 +32,44 @@ class CertAuthority:
         ctx.set_alpn_protocols(["http/1.1"])
         return ctx
 
+    def issue(self, *names: str) -> tuple[Path, Path]:
+        """Another server certificate, for these DNS names, signed by this CA: (cert, key)."""
+        ca_key = serialization.load_pem_private_key(
+            (self.ca_pem.parent / "test-ca-key.pem").read_bytes(), None)
+        ca_cert = x509.load_pem_x509_certificate(self.ca_pem.read_bytes())
+        assert isinstance(ca_key, ec.EllipticCurvePrivateKey)
+        key = ec.generate_private_key(ec.SECP256R1())
+        cert = _server_cert(ca_cert, ca_key, key, [x509.DNSName(n) for n in names])
+        stem = "-".join(names)
+        cert_pem = self.ca_pem.parent / f"{stem}.cert.pem"
+        key_pem = self.ca_pem.parent / f"{stem}.key.pem"
+        cert_pem.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+        key_pem.write_bytes(key.private_bytes(serialization.Encoding.PEM,
+                                              serialization.PrivateFormat.PKCS8,
+                                              serialization.NoEncryption()))
+        return cert_pem, key_pem
+
+    def by_server_name(self, names: dict[str, tuple[Path, Path]]) -> ssl.SSLContext:
+        """A server context that presents, for each server name in ``names``, that name's
+        certificate, and this CA's default one otherwise (HTTP/1.1 only)."""
+        default = self.server_context()
+        contexts = {}
+        for name, (cert, key) in names.items():
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            ctx.load_cert_chain(cert, key)
+            ctx.set_alpn_protocols(["http/1.1"])
+            contexts[name] = ctx
+        wrapped = default.sni_callback
+
+        def choose(sock: ssl.SSLObject, name: str | None, ctx: ssl.SSLContext) -> None:
+            if name in contexts:
+                sock.context = contexts[name]
+            if wrapped is not None:
+                wrapped(sock, name, ctx)
+
+        default.sni_callback = choose  # type: ignore[assignment]
+        return default
+
 
 def make_test_ca(directory: Path) -> CertAuthority:
     """A new CA and server certificate (valid from yesterday for 30 days) in ``directory``."""
@@ -72,14 +110,42 @@ def make_test_ca(directory: Path) -> CertAuthority:
     key = ec.generate_private_key(ec.SECP256R1())
     sans: list[x509.GeneralName] = [x509.DNSName("localhost")]
     sans += [x509.IPAddress(ipaddress.ip_address(f"127.0.0.{i}")) for i in (1, 2, 3)]
-    cert = (
+    cert = _server_cert(ca_cert, ca_key, key, sans)
+
+    ca_pem = directory / "test-ca.pem"
+    (directory / "test-ca-key.pem").write_bytes(ca_key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption()))
+    cert_pem = directory / "server-cert.pem"
+    key_pem = directory / "server-key.pem"
+    ca_pem.write_bytes(ca_cert.public_bytes(serialization.Encoding.PEM))
+    cert_pem.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_pem.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return CertAuthority(ca_pem, cert_pem, key_pem)
+
+
+
+def _server_cert(ca_cert: x509.Certificate, ca_key: ec.EllipticCurvePrivateKey,
+                 key: ec.EllipticCurvePrivateKey, sans: list[x509.GeneralName]
+                 ) -> x509.Certificate:
+    """A server certificate for ``sans``, valid from yesterday for 30 days."""
+    now = datetime.datetime.now(datetime.UTC)
+    ca_ski = x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key())
+    first = next((n.value for n in sans if isinstance(n, x509.DNSName)), "localhost")
+    return (
         x509.CertificateBuilder()
-        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")]))
-        .issuer_name(ca_name)
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, first)]))
+        .issuer_name(ca_cert.subject)
         .public_key(key.public_key())
         .serial_number(x509.random_serial_number())
-        .not_valid_before(start)
-        .not_valid_after(end)
+        .not_valid_before(now - datetime.timedelta(days=1))
+        .not_valid_after(now + datetime.timedelta(days=30))
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
         .add_extension(x509.SubjectAlternativeName(sans), critical=False)
         .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
@@ -104,18 +170,3 @@ def make_test_ca(directory: Path) -> CertAuthority:
         )
         .sign(ca_key, hashes.SHA256())
     )
-
-    ca_pem = directory / "test-ca.pem"
-    cert_pem = directory / "server-cert.pem"
-    key_pem = directory / "server-key.pem"
-    ca_pem.write_bytes(ca_cert.public_bytes(serialization.Encoding.PEM))
-    cert_pem.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_pem.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
-    return CertAuthority(ca_pem, cert_pem, key_pem)
-

@@ -6,8 +6,10 @@ writes exactly the bytes it is given, in as many parts as it is given.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import re
 import socket
+import ssl
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -33,6 +35,8 @@ class WireRequest:
     path: str
     headers: tuple[tuple[bytes, bytes], ...]  # as received: names and values untouched
     via: str  # "http/1.1" or "h2"
+    server_name: str | None = None  # the TLS server name of its connection
+    body: bytes = b""
 
     def header(self, name: bytes) -> bytes | None:
         return next((v for n, v in self.headers if n.lower() == name), None)
@@ -49,8 +53,26 @@ class WireOrigin:
 
     def __init__(self, robots: Callable[[bytes | None], bytes] | bytes = b"",
                  *, h2c: bool = False, switch: Sequence[str] = (), websocket: bool = False,
-                 host: str = "127.0.0.1", port: int = 0) -> None:
+                 host: str = "127.0.0.1", port: int = 0, tls: ssl.SSLContext | None = None,
+                 sites: Callable[[str | None, bytes | None, str], bytes] | None = None
+                 ) -> None:
         self._robots = robots
+        # TLS: every connection is wrapped; the server name each one asked for is kept (SNI,
+        # None without one), and ``sites(server_name, host_header, path)`` gives a page's body:
+        # an origin that chooses its site by server name or by the Host bytes.
+        self._tls = tls
+        self._sites = sites
+        self.server_names: list[str | None] = []
+        self._named: dict[int, str | None] = {}
+        if tls is not None:
+            chosen = tls.sni_callback
+
+            def remember(sock: ssl.SSLSocket, name: str | None, ctx: ssl.SSLContext) -> None:
+                self._named[id(sock)] = name
+                if chosen is not None:
+                    chosen(sock, name, ctx)  # type: ignore[arg-type]
+
+            tls.sni_callback = remember  # type: ignore[assignment]
         self.h2c = h2c
         self.websocket = websocket
         self.switch = set(switch)
@@ -117,6 +139,16 @@ class WireOrigin:
 
     def _serve(self, conn: socket.socket) -> None:
         conn.settimeout(_IDLE)
+        server_name: str | None = None
+        if self._tls is not None:
+            try:
+                conn = self._tls.wrap_socket(conn, server_side=True)
+            except (OSError, ssl.SSLError):
+                conn.close()
+                return
+            server_name = self._named.pop(id(conn), None)
+            with self._lock:
+                self.server_names.append(server_name)
         with conn:
             buf = b""
             while True:
@@ -134,14 +166,21 @@ class WireOrigin:
                 headers = tuple(
                     (name.strip(), value.strip())
                     for name, _, value in (line.partition(b":") for line in lines[1:]))
-                request = WireRequest(method.decode(), target.decode(), headers, "http/1.1")
-                length = int(request.header(b"content-length") or b"0")
-                while len(buf) < length:
-                    data = self._recv(conn)
-                    if not data:
+                request = WireRequest(method.decode(), target.decode(), headers, "http/1.1",
+                                      server_name)
+                if b"chunked" in (request.header(b"transfer-encoding") or b"").lower():
+                    body, buf = self._chunked(conn, buf)
+                    if body is None:
                         return
-                    buf += data
-                buf = buf[length:]
+                else:
+                    length = int(request.header(b"content-length") or b"0")
+                    while len(buf) < length:
+                        data = self._recv(conn)
+                        if not data:
+                            return
+                        buf += data
+                    body, buf = buf[:length], buf[length:]
+                request = dataclasses.replace(request, body=body)
                 with self._lock:
                     self.requests.append(request)
                 upgrade = (request.header(b"upgrade") or b"").lower()
@@ -182,7 +221,33 @@ class WireOrigin:
             if not data:
                 return
 
+    def _chunked(self, conn: socket.socket, buf: bytes) -> tuple[bytes | None, bytes]:
+        """A chunked body (RFC 9112 §7.1), read as a server does: (body, what follows it)."""
+        body = b""
+        while True:
+            while b"\r\n" not in buf:
+                data = self._recv(conn)
+                if not data:
+                    return None, b""
+                buf += data
+            line, _, buf = buf.partition(b"\r\n")
+            try:
+                size = int(line.split(b";")[0], 16)
+            except ValueError:
+                return None, b""
+            while len(buf) < size + 2:
+                data = self._recv(conn)
+                if not data:
+                    return None, b""
+                buf += data
+            if size == 0:
+                # No trailers from our clients: the last chunk's CRLF ends the body.
+                return body, buf[2:]
+            body, buf = body + buf[:size], buf[size + 2:]
+
     def _body(self, request: WireRequest) -> bytes:
+        if self._sites is not None:
+            return self._sites(request.server_name, request.header(b"host"), request.path)
         if request.path == "/robots.txt":
             robots = self._robots
             return robots(request.header(b"host")) if callable(robots) else robots

@@ -444,7 +444,7 @@ def test_the_helper_is_what_the_gate_does(text: str, path: str, allowed: bool) -
     from robotsgate.state.store import MemoryStore
 
     class Fetcher:
-        async def fetch(self, robots_url: str, user_agent: str | None) -> FetchResult:
+        async def fetch(self, robots_url: str, user_agent: str) -> FetchResult:
             return FetchResult("ok", robots_url, robots_url, 200, text.encode())
 
     store = MemoryStore(10)

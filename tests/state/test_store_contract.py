@@ -32,7 +32,7 @@ from robotsgate.state.store import MemoryStore, RobotsEntry, Store
 
 ROBOTS = b"User-agent: *\nDisallow: /private\n"
 OTHER = b"User-agent: *\nDisallow: /other\n"
-KEY = "http://a.example testbot"  # as the gate keys a.example's copy for request_for()'s TestBot
+KEY = "http://a.example *"  # as the gate keys the copy for bots named by their User-Agent
 MAX_ORIGINS = 50
 
 

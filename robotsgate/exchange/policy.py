@@ -1,0 +1,237 @@
+"""The exchange policy: one request's facts in, its plan out.
+
+Everything a request is refused or forwarded for is decided here, in this order, and nowhere
+else: bytes HTTP/1.1 cannot carry; framing and upgrades; every name of the destination (tunnel,
+target, Host, TLS server name); the address it would be dialled at; which bot it is and
+whether that must be known; links a page said not to follow; the target's robots.txt, usage
+preferences and politeness. Monitor mode records what would have been refused and forwards it,
+except what robotsgate could not forward as decided (unwritable bytes, other names, refused
+addresses): those are refused in every mode.
+
+No mitmproxy here: the mitmproxy layer reads a flow into `Facts` and applies the `Plan`;
+`robotsgate check` builds `Facts` from a URL and prints the plan.
+"""
+
+from dataclasses import dataclass, replace
+from typing import Protocol
+
+from robotsgate import outcomes
+from robotsgate.audit import Event
+from robotsgate.egress import Refused
+from robotsgate.escape import escaped
+from robotsgate.exchange.names import destination
+from robotsgate.exchange.plan import Answer, Forward, Plan, Record, Who
+from robotsgate.exchange.request import Facts, Refusal, Seen, h2c_offered, malformed, unwritable
+from robotsgate.gate import Gate, Request, Verdict
+from robotsgate.identity import AgentMap, Identity, is_product
+from robotsgate.origin import Origin
+from robotsgate.outcomes import Reason
+from robotsgate.pages import Pages
+from robotsgate.purposes import NONE as NO_PURPOSES
+from robotsgate.purposes import PurposeMap, Purposes
+from robotsgate.state.store import RobotsEntry
+
+_ORIGINS_REMEMBERED = 4096
+
+
+class Egress(Protocol):
+    """Resolves a destination and classifies its addresses (robotsgate.resolver)."""
+
+    async def dial(self, host: str, port: int) -> str | Refused | None:
+        """The address to dial; Refused when none may be; None when the name does not
+        resolve (the connection will fail: nothing to decide on)."""
+
+
+class Unrestricted:
+    """Every destination may be reached, and none is resolved (robotsgate check)."""
+
+    async def dial(self, host: str, port: int) -> str | Refused | None:
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class Rules:
+    """The options the policy reads (robotsgate.options.Settings holds them)."""
+
+    agent: str | None = None  # robots_agent
+    require_agent: bool = False
+    monitor: bool = False
+    strip: bool = False
+
+
+class Exchange:
+    """Decides requests. One per configuration; its parts are handed in, never looked up."""
+
+    def __init__(self, rules: Rules, gate: Gate, egress: Egress, *,
+                 agents: AgentMap | None = None, purposes: PurposeMap | None = None,
+                 pages: Pages | None = None) -> None:
+        self.rules = rules
+        self.gate = gate
+        self.egress = egress
+        self.agents = agents or AgentMap.parse(())
+        self.purposes = purposes or PurposeMap.parse("", ())
+        self.pages = pages
+        self._origins: dict[tuple[str, str, int], Origin] = {}
+
+    def identify(self, facts: Facts) -> Identity:
+        return self.agents.resolve(user=facts.user, address=facts.client,
+                                   agent_option=self.rules.agent)
+
+    async def decide(self, facts: Facts) -> Plan:
+        rules = self.rules
+        seen = Seen.of(facts.fields)
+        who = Who(self.identify(facts), seen.user_agent)
+        refusal = unwritable(facts, seen)
+        if refusal is not None:
+            return _refused(refusal, who)
+        records: tuple[Record, ...] = ()
+        refusal = malformed(facts, seen)
+        if refusal is not None:
+            if not rules.monitor:
+                return _refused(refusal, who)
+            records = (_record(refusal, "would-block"),)
+        origin = self.origin(facts.scheme, facts.host, facts.port)
+        refusal = destination(facts, origin, seen)
+        if refusal is not None:
+            return _refused(refusal, who, records)
+        dial = await self.egress.dial(origin.host, origin.port)
+        if isinstance(dial, Refused):
+            return _refused(Refusal(Reason.DESTINATION, outcomes.text(
+                Reason.DESTINATION, where=dial.where, why=dial.why)), who, records,
+                error=dial.describe())
+        refusal = self._unidentified(who)
+        if refusal is not None:
+            return _refused(refusal, who, records,
+                            headers={"Proxy-Authenticate": 'Basic realm="robotsgate"'})
+        nofollow = self._nofollow(origin, facts, seen, who)
+        if nofollow is not None:
+            record = Record("would-block" if rules.monitor else "block", Reason.NOFOLLOW, 403,
+                            page=nofollow.page)
+            if not rules.monitor:
+                return Answer(Reason.NOFOLLOW, nofollow.text, who,
+                              {"X-Robotsgate-Page": escaped(nofollow.page)},
+                              records=(*records, record))
+            records += (record,)
+        purposes = self.purposes_of(facts, who)
+        if purposes:
+            who = replace(who, purposes=purposes)
+        verdict = await self.gate.check(Request(origin, facts.path, seen.user_agent,
+                                                who.identity.token, purposes))
+        forward = Forward(origin, who, verdict, address=dial, drop=seen.dropped,
+                          unfold=seen.folded, drop_upgrade=h2c_offered(seen),
+                          # Strip mode and a page's TDM reservation need the whole page: a bot
+                          # asking for it in pieces would get each piece unread, and could
+                          # join them.
+                          drop_range=seen.ranged and bool(purposes or rules.strip),
+                          host_written=not seen.hosts if facts.http2 else
+                          seen.hosts == 1 and seen.host == origin.authority)
+        if verdict.action == "forward":
+            if verdict.wait > 0 or verdict.asked_delay is not None:
+                records += (Record("delay", verdict.reason, None, verdict),)
+            return replace(forward, records=records)
+        status = verdict.status or 503
+        if rules.monitor:
+            # Forwarded all the same, so it takes its turn in the host's schedule like any
+            # other.
+            wait, interval = await self.gate.pace_regardless(origin, verdict)
+            paced = replace(verdict, action="forward", wait=wait, interval=interval)
+            return replace(forward, verdict=paced, refused=True, records=(
+                *records, Record("would-block", verdict.reason, status, verdict)))
+        return _answer(verdict, who, (*records, Record("block", verdict.reason, status,
+                                                       verdict)))
+
+    def origin(self, scheme: str, host: str, port: int) -> Origin:
+        """Origin.of, remembered: a bot asks the same few origins again and again."""
+        where = (scheme, host, port)
+        origin = self._origins.get(where)
+        if origin is None:
+            if len(self._origins) >= _ORIGINS_REMEMBERED:
+                self._origins.clear()  # endless distinct origins: start over
+            origin = self._origins[where] = Origin.of(scheme, host, port)
+        return origin
+
+    def purposes_of(self, facts: Facts, who: Who) -> Purposes:
+        """What the request is crawled for (robots_purposes, robots_purpose)."""
+        if self.purposes.empty:
+            return NO_PURPOSES
+        return self.purposes.resolve(user=facts.user, address=facts.client,
+                                     agent=who.identity.token, user_agent=who.user_agent)
+
+    def _unidentified(self, who: Who) -> Refusal | None:
+        """robots_require_agent: 407 when nothing says which bot this is."""
+        if not self.rules.require_agent or who.identity.token is not None or \
+                is_product(who.user_agent or ""):
+            return None
+        return Refusal(Reason.UNIDENTIFIED, outcomes.text(Reason.UNIDENTIFIED))
+
+    def _nofollow(self, origin: Origin, facts: Facts, seen: Seen, who: Who
+                  ) -> "_Nofollow | None":
+        """A link that the page named in the Referer says not to follow."""
+        pages = self.pages
+        if pages is None or not seen.referer:
+            return None  # no Referer, no page to have been told about: the common case
+        found = pages.nofollow(url=origin.key + facts.path, referer=seen.referer,
+                               agent=who.identity.token, user_agent=who.user_agent)
+        if found is None:
+            return None
+        where = ("is nofollow for this agent (META robots or X-Robots-Tag)" if found.why == "page"
+                 else "has this link in a nofollow section")
+        return _Nofollow(found.page, outcomes.text(Reason.NOFOLLOW, page=found.page,
+                                                   where=where))
+
+
+@dataclass(frozen=True, slots=True)
+class _Nofollow:
+    page: str
+    text: str
+
+
+def _record(refusal: Refusal, event: Event) -> Record:
+    return Record(event, refusal.reason, outcomes.OUTCOMES[refusal.reason].status)
+
+
+def _refused(refusal: Refusal, who: Who, records: tuple[Record, ...] = (), *,
+             headers: dict[str, str] | None = None, error: str | None = None) -> Answer:
+    status = outcomes.OUTCOMES[refusal.reason].status
+    record = Record("block", refusal.reason, status, error=error)
+    return Answer(refusal.reason, refusal.text, who, headers or {},
+                  records=(*records, record))
+
+
+def _answer(verdict: Verdict, who: Who, records: tuple[Record, ...]) -> Answer:
+    """The proxy's answer to a request its verdict refuses."""
+    refusal = verdict.usage_refusal
+    if refusal is not None:
+        statement = refusal.statement
+        where = f"robots.txt: {verdict.robots_url}\n" if statement is not None and \
+            statement.line is not None else ""
+        headers = {"X-Robotsgate-Purposes": ", ".join(refusal.purposes)}
+        if statement is not None:
+            headers["X-Robotsgate-Rule"] = escaped(statement.text)
+            if statement.line is not None:
+                headers["X-Robotsgate-Line"] = str(statement.line)
+        return Answer(Reason.USAGE_PREFERENCE, outcomes.text(
+            Reason.USAGE_PREFERENCE, purposes=", ".join(refusal.purposes),
+            explain=refusal.explain(), where=where, agent=verdict.agent), who, headers,
+            verdict, records)
+    decision = verdict.decision
+    if verdict.action == "block" and decision is not None and decision.rule is not None:
+        rule = decision.rule
+        return Answer(Reason.DISALLOWED, outcomes.text(
+            Reason.DISALLOWED, explain=decision.explain(), robots_url=verdict.robots_url,
+            agent=verdict.agent), who,
+            {"X-Robotsgate-Rule": escaped(rule.text), "X-Robotsgate-Line": str(rule.line)},
+            verdict, records)
+    headers = {"Retry-After": str(verdict.retry_after or 60)}
+    return Answer(verdict.reason, outcomes.text(
+        verdict.reason, robots_url=verdict.robots_url, retry_after=verdict.retry_after,
+        asked=f"{verdict.asked_delay or 0:g}",
+        error=fetch_error(verdict.entry) if verdict.entry else None), who, headers, verdict,
+        records)
+
+
+def fetch_error(entry: RobotsEntry) -> str:
+    """Why an origin's robots.txt could not be had, in words."""
+    return entry.error or (f"HTTP {entry.status}" if entry.status else "no answer")
+
+

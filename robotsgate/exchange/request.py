@@ -1,0 +1,179 @@
+"""A request as the proxy received it (`Facts`), and what must hold of it to be decided at all.
+
+Facts are read from mitmproxy's view of a request by the mitmproxy layer and from a URL by
+`robotsgate check`; everything here is pure. A request is decided on its method, target and
+names; these checks refuse those that another server could read differently than robotsgate
+did: bytes HTTP/1.1 cannot carry (whatever mitmproxy's `validate_inbound_headers` let in),
+targets that are not paths, bodies whose end servers may find in different places, upgrades to
+protocols robotsgate cannot see into.
+"""
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from robotsgate import outcomes
+from robotsgate.outcomes import Reason
+from robotsgate.protocol import MAX_URL_LENGTH, url_too_long
+
+Fields = Sequence[tuple[bytes, bytes]]
+
+
+@dataclass(frozen=True, slots=True)
+class Facts:
+    """What names, frames and identifies one request, as received.
+
+    `host` and `port` are where the proxy would send it: the absolute target's (or Host's)
+    in a plain proxy request, the tunnel's CONNECT target inside a tunnel.
+    """
+
+    scheme: str
+    host: str
+    port: int
+    method: bytes
+    target: bytes  # path and query, as on the request line (or :path)
+    authority: bytes  # the absolute target's authority or :authority; b"" when none
+    fields: Fields  # every header field, raw
+    http2: bool = False  # HTTP/2 or HTTP/3: no header has to say whether a body follows
+    server_name: str | None = None  # the TLS server name the client sent, inside a tunnel
+    client: str | None = None  # the client's address
+    user: str | None = None  # the proxy-auth user name
+
+    @property
+    def path(self) -> str:
+        return self.target.decode("utf-8", "surrogateescape")  # as mitmproxy decodes it
+
+
+# Header names robotsgate reads, and those it never forwards: the proxy's own credentials
+# (mitmproxy's proxyauth removes them only when it checks them) and its own headers, which an
+# origin must never take for something robotsgate said.
+_PROXY_AUTHORIZATION = b"proxy-authorization"
+_OURS_PREFIX = b"x-robotsgate-"
+
+
+@dataclass(slots=True)
+class Seen:
+    """What robotsgate reads of a request's header fields, in one pass over them."""
+
+    host: str | None = None
+    hosts: int = 0  # Host field lines
+    user_agent: str | None = None
+    referer: str | None = None
+    upgrade: str | None = None
+    folded: bool = False  # a value continued on the next line (obs-fold), or with a bare CR/LF
+    lengths: int = 0  # Content-Length fields
+    encodings: tuple[bytes, ...] = ()  # Transfer-Encoding values
+    bad_name: bool = False  # a field name that is not a token
+    ranged: bool = False  # Range or If-Range
+    dropped: tuple[bytes, ...] = ()  # names of fields never forwarded (as received)
+
+    @classmethod
+    def of(cls, fields: Fields) -> "Seen":
+        seen = cls()
+        token = _TOKEN.fullmatch
+        for name, value in fields:
+            lowered = name.lower()
+            if lowered == b"host":
+                seen.host = _fold(seen.host, value)
+                seen.hosts += 1
+            elif lowered == b"user-agent":
+                seen.user_agent = _fold(seen.user_agent, value)
+            elif lowered == b"referer":
+                seen.referer = _fold(seen.referer, value)
+            elif lowered == b"content-length":
+                seen.lengths += 1
+            elif lowered == b"transfer-encoding":
+                seen.encodings += (value,)
+            elif lowered == b"upgrade":
+                seen.upgrade = _fold(seen.upgrade, value)
+            elif lowered in (b"range", b"if-range"):
+                seen.ranged = True
+            elif lowered == _PROXY_AUTHORIZATION or lowered.startswith(_OURS_PREFIX):
+                seen.dropped += (name,)
+            if b"\r" in value or b"\n" in value:
+                seen.folded = True
+            if not token(name):
+                seen.bad_name = True
+        return seen
+
+
+def _text(value: bytes) -> str:
+    return value.decode("utf-8", "surrogateescape")  # as mitmproxy's Headers decode values
+
+
+def _fold(seen: str | None, value: bytes) -> str:
+    return _text(value) if seen is None else f"{seen}, {_text(value)}"
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """A request the proxy answers itself: why, and the answer's text."""
+
+    reason: Reason
+    text: str
+
+
+_TOKEN = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+# A request target HTTP/1.1 can carry: no control character, space or DEL, and no '#': a
+# fragment is never sent (RFC 9112 §3.2), and a server that resolves dot segments before it cuts
+# one would serve another path than the one decided (/pub#/../private).
+_TARGET = re.compile(rb"[^\x00-\x20\x7f#]+")
+_AUTHORITY = re.compile(rb"[^\x00-\x20\x7f#/?@\\]*")
+
+
+def unwritable(facts: Facts, seen: Seen) -> Refusal | None:
+    """A request HTTP/1.1 cannot carry as it was decided, or None: refused in every mode."""
+    if _TOKEN.fullmatch(facts.method) and _TARGET.fullmatch(facts.target) and \
+            _AUTHORITY.fullmatch(facts.authority) and not seen.bad_name:
+        return None
+    # What validate_inbound_headers makes sure of, when it is on; with it off, or through an
+    # HTTP/2 :path, a space or control byte would end the request line early on the way to an
+    # HTTP/1.1 origin and start a request nobody decided.
+    return Refusal(Reason.FRAMING, outcomes.text(
+        Reason.FRAMING, what="with bytes HTTP/1.1 cannot carry (a control character, space or "
+        "'#' in the method or target, a header name that is not a token)"))
+
+
+def malformed(facts: Facts, seen: Seen) -> Refusal | None:
+    """A request robotsgate cannot decide what it would carry, or None."""
+    target = facts.target
+    if target[:1] != b"/" and not (target == b"*" and facts.method == b"OPTIONS"):
+        # HTTP/2 lets a client send any :path; servers read "private/x" as /private/x, and
+        # robots.txt rules are about paths that start with '/'.
+        return Refusal(Reason.TARGET, outcomes.text(Reason.TARGET))
+    if url_too_long(facts.path):
+        # Servers refuse request lines this long anyway; a decision's work grows with the
+        # path, and one site's hostile robots.txt must not hold the others.
+        return Refusal(Reason.URL_TOO_LONG,
+                       outcomes.text(Reason.URL_TOO_LONG, limit=MAX_URL_LENGTH))
+    if _smuggled(seen):
+        # Servers disagree on where such a body ends, and the rest would be read as another
+        # request nobody decided.
+        return Refusal(Reason.FRAMING, outcomes.text(
+            Reason.FRAMING, what="whose body length servers may read differently "
+            "(Content-Length with Transfer-Encoding, several Content-Length, or a coding other "
+            "than chunked)"))
+    if seen.upgrade is None:
+        return None
+    # After a 101 the connection would be a pipe that robotsgate cannot see into.
+    tokens = {token.strip().lower() for token in seen.upgrade.split(",")} - {""}
+    if tokens == {"websocket"} or tokens <= {"h2c"}:
+        return None  # WebSocket: decided on its path; h2c: the offer is dropped (Forward)
+    return Refusal(Reason.UPGRADE, outcomes.text(Reason.UPGRADE, asked=seen.upgrade))
+
+
+def h2c_offered(seen: Seen) -> bool:
+    """An h2c upgrade offer, which is dropped (as mitmproxy means to; it only recognises the
+    exact lower-case token): the request is then served over HTTP/1.1, decided like any
+    other."""
+    if seen.upgrade is None:
+        return False
+    tokens = {token.strip().lower() for token in seen.upgrade.split(",")} - {""}
+    return bool(tokens) and tokens <= {"h2c"}
+
+
+def _smuggled(seen: Seen) -> bool:
+    if not (seen.lengths or seen.encodings):
+        return False
+    return seen.lengths > 1 or bool(seen.lengths and seen.encodings) or bool(
+        seen.encodings and [e.strip().lower() for e in seen.encodings] != [b"chunked"])

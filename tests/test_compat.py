@@ -1,0 +1,64 @@
+"""The fixes robotsgate makes to mitmproxy (robotsgate.mitm.compat), held against mitmproxy's
+own classes: an upgrade that changes what they rely on fails here."""
+
+from mitmproxy import http, version
+from mitmproxy.connection import Server
+from mitmproxy.proxy import commands, context
+from mitmproxy.proxy.layers.http._events import RequestData, RequestEndOfMessage, RequestHeaders
+from mitmproxy.proxy.layers.http._http1 import Http1Client
+from mitmproxy.test import taddons, tflow
+
+from robotsgate.mitm import compat
+
+
+def sent(client: Http1Client, *events: object) -> bytes:
+    """The bytes an HTTP/1.1 client connection writes for these events."""
+    data = b""
+    for event in events:
+        for command in client.send(event):  # type: ignore[arg-type]
+            if isinstance(command, commands.SendData):
+                data += command.data
+    return data
+
+
+def downgraded(request: http.Request, body: bytes) -> bytes:
+    with taddons.context() as tctx:
+        ctx = context.Context(tflow.tclient_conn(), tctx.options)
+        ctx.server = Server(address=("origin.example", 443))
+        client = Http1Client(ctx)
+        return sent(client, RequestHeaders(1, request, end_stream=not body),
+                    *([RequestData(1, body)] if body else []), RequestEndOfMessage(1))
+
+
+def h2_request(**headers: str) -> http.Request:
+    request = tflow.treq(http_version=b"HTTP/2.0", authority=b"origin.example",
+                         headers=http.Headers(**headers), content=b"")
+    request.data.host = "origin.example"
+    return request
+
+
+def test_the_checked_mitmproxy_line_is_the_installed_one():
+    assert version.VERSION.startswith(compat.CHECKED + ".")
+
+
+def test_an_http2_body_of_unknown_length_leaves_as_http1_chunked():
+    compat.patch()
+    wire = downgraded(h2_request(), b"GET /secret HTTP/1.1\r\n\r\n")
+    head, _, body = wire.partition(b"\r\n\r\n")
+    assert b"\r\ntransfer-encoding: chunked" in head.lower()
+    assert body == b"18\r\nGET /secret HTTP/1.1\r\n\r\n\r\n0\r\n\r\n"
+
+
+def test_an_http2_body_of_known_length_and_no_body_are_left_as_they_are():
+    compat.patch()
+    wire = downgraded(h2_request(**{"content-length": "3"}), b"abc")
+    assert wire.endswith(b"\r\n\r\nabc") and b"transfer-encoding" not in wire.lower()
+    wire = downgraded(h2_request(), b"")
+    assert b"transfer-encoding" not in wire.lower() and wire.endswith(b"\r\n\r\n")
+
+
+def test_an_open_connection_can_be_named_again():
+    server = Server(address=("93.184.215.14", 443))
+    server.state = server.state.OPEN  # type: ignore[attr-defined]
+    compat.rename(server, ("example.com", 443))
+    assert server.address == ("example.com", 443)

@@ -1,0 +1,131 @@
+"""Which addresses bots may reach (robotsgate.egress), the resolver that classifies and pins
+them (robotsgate.resolver), and how bots' and sites' text is shown (robotsgate.escape)."""
+
+import asyncio
+
+import pytest
+from conftest import FakeClock
+
+from robotsgate.egress import DEFAULT_DENY, EgressPolicy, Socket
+from robotsgate.escape import escaped
+from robotsgate.resolver import Resolver, Unresolved, is_local
+
+DEFAULT = EgressPolicy.parse((), ())
+
+
+@pytest.mark.parametrize(("address", "why"), [
+    ("127.0.0.1", "loopback"), ("127.8.9.10", "loopback"), ("::1", "loopback"),
+    ("::ffff:127.0.0.1", "loopback"), ("169.254.169.254", "link-local"),
+    ("fe80::1", "link-local"), ("0.0.0.0", "unspecified"), ("::", "unspecified"),
+    ("224.0.0.1", "multicast"), ("ff02::1", "multicast"), ("255.255.255.255", "reserved"),
+    ("240.0.0.1", "reserved"),
+])
+def test_what_is_refused_by_default(address, why):
+    refused = DEFAULT.refusal(address, 80, local=False)
+    assert refused is not None and why in refused.why
+
+
+@pytest.mark.parametrize("address", ["93.184.215.14", "10.1.2.3", "192.168.1.1", "2001:db8::1",
+                                     "100.64.0.1", "fd00::1"])
+def test_public_and_private_addresses_are_reachable_by_default(address):
+    assert DEFAULT.refusal(address, 80, local=False) is None
+
+
+def test_this_machines_own_addresses_are_refused_by_default():
+    refused = DEFAULT.refusal("10.0.0.5", 6379, local=True)
+    assert refused is not None and "this-host" in refused.why
+
+
+def test_deny_adds_classes_and_networks_to_the_defaults():
+    policy = EgressPolicy.parse(["private", "203.0.113.0/24"], ())
+    assert policy.deny_classes == {"private", *DEFAULT_DENY}
+    assert policy.refusal("10.1.2.3", 80, local=False) is not None
+    assert policy.refusal("203.0.113.7", 80, local=False) is not None
+    assert policy.refusal("93.184.215.14", 80, local=False) is None
+
+
+def test_allow_opens_an_address_a_network_or_one_port():
+    policy = EgressPolicy.parse((), ["127.0.0.1:8000", "10.0.0.0/8", "[::1]:9000"])
+    assert policy.refusal("127.0.0.1", 8000, local=True) is None
+    assert policy.refusal("127.0.0.1", 8001, local=True) is not None
+    assert policy.refusal("::1", 9000, local=True) is None
+    assert policy.refusal("::ffff:127.0.0.1", 8000, local=True) is None  # the same address
+    assert EgressPolicy.parse(["private"], ["10.0.0.0/8"]).refusal("10.9.9.9", 80,
+                                                                 local=False) is None
+
+
+def test_the_proxys_own_sockets_are_never_reachable():
+    policy = EgressPolicy.parse((), ["0.0.0.0/0", "::/0"],
+                                [Socket("127.0.0.1", 8080), Socket("", 9108)])
+    for address in ("127.0.0.1", "127.0.0.2", "0.0.0.0", "::ffff:127.0.0.1", "::1"):
+        refused = policy.refusal(address, 8080, local=True)
+        assert refused is not None and refused.why == "the proxy's own port", address
+    assert policy.refusal("10.0.0.5", 9108, local=True) is not None  # listening everywhere
+    assert policy.refusal("10.0.0.5", 9108, local=False) is None  # another machine's 9108
+    assert policy.refusal("127.0.0.1", 8081, local=True) is None
+
+
+@pytest.mark.parametrize(("deny", "allow", "words"), [
+    (["loopbak"], [], "neither a class"),
+    ([], ["localhost"], "not a network or address"),
+    ([], ["127.0.0.1:0"], "port"),
+    ([], ["127.0.0.1:http"], "port"),
+])
+def test_entries_that_cannot_be_read_are_refused_naming_them(deny, allow, words):
+    with pytest.raises(ValueError, match=words):
+        EgressPolicy.parse(deny, allow)
+
+
+def test_the_kernel_says_which_addresses_are_this_machines():
+    assert is_local("127.0.0.1") and is_local("127.3.4.5")
+    assert not is_local("192.0.2.1")  # TEST-NET-1: never an address of a machine here
+
+
+async def test_a_name_is_resolved_once_and_its_answer_pinned():
+    asked: list[str] = []
+    answers = {"site.example": ["93.184.215.14"]}
+
+    async def lookup(host: str, port: int) -> list[str]:
+        asked.append(host)
+        await asyncio.sleep(0)
+        return answers[host]
+
+    clock = FakeClock()
+    resolver = Resolver(DEFAULT, lookup=lookup, local=lambda a: False, ttl=60, timer=clock)
+    first = await asyncio.gather(*(resolver.dial("site.example", 80) for _ in range(5)))
+    assert first == ["93.184.215.14"] * 5 and asked == ["site.example"]
+    # The name now points at this machine: the decision and the connection still agree on the
+    # address classified, until the answer is old.
+    answers["site.example"] = ["127.0.0.1"]
+    assert await resolver.dial("site.example", 80) == "93.184.215.14"
+    clock.now += 61
+    refused = await resolver.dial("site.example", 80)
+    assert refused is not None and not isinstance(refused, str) and "loopback" in refused.why
+
+
+async def test_a_name_that_does_not_resolve_is_asked_again_next_time():
+    calls = 0
+
+    async def lookup(host: str, port: int) -> list[str]:
+        nonlocal calls
+        calls += 1
+        raise OSError(-2, "Name or service not known")
+
+    resolver = Resolver(DEFAULT, lookup=lookup, local=lambda a: False)
+    answer = await resolver.resolve("gone.example", 80)
+    assert isinstance(answer, Unresolved) and "gone.example" in answer.error
+    assert await resolver.dial("gone.example", 80) is None
+    assert calls == 2
+
+
+@pytest.mark.parametrize(("text", "shown"), [
+    ("plain /path?q=1", "plain /path?q=1"),
+    ("\x1b[2J\x1b]0;title\x07", "\\x1b[2J\\x1b]0;title\\x07"),
+    ("a\r\nforged row", "a\\x0d\\x0aforged row"),
+    ("c:\\x1b", "c:\\\\x1b"),  # a backslash written by the bot is not an escape
+    ("\u202eevil", "\\u202eevil"), ("\x85", "\\x85"),
+    ("Bot\udcff", "Bot\\xff"),  # a byte that was not UTF-8, as mitmproxy decodes it
+    ("caf\u00e9 \u00fcber", "caf\u00e9 \u00fcber"),
+])
+def test_control_characters_are_escaped_and_the_rest_kept(text, shown):
+    assert escaped(text) == shown
