@@ -5,24 +5,18 @@ screen, move the cursor, retitle the window), CR and LF (a forged row of a repor
 line of its own), or bidirectional overrides that make text read in another order. Wherever
 robotsgate prints such text (report, check) or writes it into a header of its own, it goes
 through `escaped`: C0 and C1 controls, DEL, the line and paragraph separators and the bidi
-controls become `\xNN` / `\uNNNN`, a byte that was not UTF-8 (a lone surrogate, as mitmproxy
-decodes it) becomes `\xNN` of that byte, and a backslash is doubled so that the result reads
-back one way only.
+controls become `\xNN` / `\uNNNN`, and a byte that was not UTF-8 (a lone surrogate, as
+mitmproxy decodes it) becomes `\udcNN`, as the audit log writes it and the report prints it.
 """
 
 import re
 
-_UNSAFE = re.compile(r"[\\\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069"
-                     r"\udc80-\udcff]")
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069"
+                     r"\ud800-\udfff]")
 
 
 def _escape(match: re.Match[str]) -> str:
-    char = match.group()
-    code = ord(char)
-    if char == "\\":
-        return "\\\\"
-    if 0xDC80 <= code <= 0xDCFF:
-        return f"\\x{code - 0xDC00:02x}"  # the byte surrogateescape stood for
+    code = ord(match.group())
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 

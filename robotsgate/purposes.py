@@ -19,7 +19,10 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from robotsgate import outcomes
+from robotsgate.escape import escaped
 from robotsgate.identity import Network, by_address
+from robotsgate.outcomes import Reason
 from robotsgate.protocol import product_tokens
 from robotsgate.protocol.usage import PreferenceValue, Statement, Usage
 
@@ -137,3 +140,24 @@ def refused(usage: Usage, purposes: Purposes, *, unknown_refused: bool) -> Usage
         else:
             return None
     return UsageRefusal(tuple(sorted(purposes)), tuple(reasons))
+
+
+def usage_answer(refusal: UsageRefusal, *, agent: str, robots_url: str | None,
+                 withheld: int | None = None) -> tuple[str, dict[str, str]]:
+    """The text and headers of the proxy's 403 for a request (or, `withheld`, for an answer
+    with that status) whose every purpose the site's usage preferences disallow."""
+    statement = refusal.statement
+    if withheld is not None:
+        where = f"The origin's answer (HTTP {withheld}) was withheld.\n"
+    elif statement is not None and statement.line is not None and robots_url:
+        where = f"robots.txt: {robots_url}\n"
+    else:
+        where = ""
+    headers = {"X-Robotsgate-Purposes": ", ".join(refusal.purposes)}
+    if statement is not None:
+        headers["X-Robotsgate-Rule"] = escaped(statement.text)  # what the site wrote
+        if statement.line is not None:
+            headers["X-Robotsgate-Line"] = str(statement.line)
+    text = outcomes.text(Reason.USAGE_PREFERENCE, purposes=", ".join(refusal.purposes),
+                         explain=refusal.explain(), where=where, agent=agent)
+    return text, headers

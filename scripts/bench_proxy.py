@@ -14,9 +14,13 @@ the proxy is what is measured, and on a shared CPU the scheduler's choices betwe
 processes move a run by more than the difference sought. Each proxy gets one unmeasured warm-up
 run first.
 
+With `--against REV` a third proxy runs robotsgate as it was at that git revision (checked out
+into a temporary worktree, run with this checkout's mitmproxy), in the same rounds: the table
+then also gives that revision's figures and this checkout's rps over it, measured back to back.
+
 Needs nginx and wrk (Debian: `apt-get install -y nginx wrk && service nginx stop`).
 
-    .venv/bin/python scripts/bench_proxy.py [--seconds 5] [--rounds 5]
+    .venv/bin/python scripts/bench_proxy.py [--seconds 5] [--rounds 5] [--against REV]
 """
 
 import argparse
@@ -92,14 +96,21 @@ http {{
     return process, port
 
 
-def start_mitmdump(workdir: Path, name: str, addon: bool) -> tuple[subprocess.Popen[bytes], int]:
+def start_mitmdump(workdir: Path, name: str, checkout: Path | None
+                   ) -> tuple[subprocess.Popen[bytes], int]:
+    """Plain mitmdump (`checkout` None), or with the robotsgate of `checkout`."""
     port = free_port()
     args = [str(MITMDUMP), "-q", "--listen-host", "127.0.0.1", "--listen-port", str(port),
             "--set", f"confdir={workdir / name}"]
-    if addon:
-        args += ["-s", str(REPO / "addon.py"), "--set", f"robots_audit_log={workdir}/audit.jsonl"]
-    process = subprocess.Popen(args, cwd=REPO, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)
+    env = dict(os.environ)
+    if checkout is not None:
+        args += ["-s", str(checkout / "addon.py"),
+                 "--set", f"robots_audit_log={workdir}/{name}.jsonl"]
+        if "egress_allow" in (checkout / "robotsgate" / "options.py").read_text():
+            args += ["--set", "robots_egress_allow=127.0.0.1"]  # nginx is on loopback
+        env["PYTHONPATH"] = str(checkout)  # its robotsgate, before this checkout's
+    process = subprocess.Popen(args, cwd=checkout or REPO, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, env=env)
     if PROXY_CPUS:
         os.sched_setaffinity(process.pid, PROXY_CPUS)
     wait_for(port, process, name)
@@ -149,11 +160,20 @@ def _cpus(cpus: set[int]) -> str:
     return ",".join(map(str, sorted(cpus)))
 
 
+def worktree(rev: str, into: Path) -> Path:
+    """This repository at `rev`, checked out into `into` (removed with it)."""
+    subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", "-q", str(into), rev],
+                   check=True)
+    return into
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=int, default=5, help="length of each wrk run")
     parser.add_argument("--rounds", type=int, default=5, help="alternating runs per cell")
     parser.add_argument("--concurrency", default="1,10,50")
+    parser.add_argument("--against", metavar="REV",
+                        help="also measure robotsgate at this git revision, in the same rounds")
     args = parser.parse_args()
     for tool in ("nginx", "wrk"):
         if shutil.which(tool) is None:
@@ -163,55 +183,75 @@ def main() -> int:
     os.sched_setaffinity(0, LOAD_CPUS)  # before nginx and wrk start: they inherit it
     with tempfile.TemporaryDirectory(prefix="robotsgate-bench-") as tmp:
         workdir = Path(tmp)
+        checkouts: dict[str, Path | None] = {"plain": None, "gate": REPO}
+        if args.against:
+            checkouts["then"] = worktree(args.against, workdir / "then")
         nginx, origin_port = start_nginx(workdir)
-        plain, plain_port = start_mitmdump(workdir, "plain", addon=False)
-        gate, gate_port = start_mitmdump(workdir, "robotsgate", addon=True)
+        started = {name: start_mitmdump(workdir, name, checkout)
+                   for name, checkout in checkouts.items()}
         try:
             origin = f"http://127.0.0.1:{origin_port}"
-            proxy = urllib.request.ProxyHandler({"http": f"http://127.0.0.1:{gate_port}"})
-            urllib.request.build_opener(proxy).open(f"{origin}/page.html").read()  # cache it
-            for process, port in ((plain, plain_port), (gate, gate_port)):  # warm-up
+            for name, (_, port) in started.items():
+                if name != "plain":  # robots.txt cached before anything is measured
+                    proxy = urllib.request.ProxyHandler({"http": f"http://127.0.0.1:{port}"})
+                    urllib.request.build_opener(proxy).open(f"{origin}/page.html").read()
+            for process, port in started.values():  # warm-up
                 wrk(port, process.pid, f"{origin}/page.html", 10, False, 2, workdir)
-            print(f"robotsgate vs plain mitmdump; nginx origin; wrk, {args.rounds} alternating "
+            print(f"robotsgate vs plain mitmdump; nginx origin; wrk, {args.rounds} rotating "
                   f"runs of {args.seconds:g} s per cell, medians; CPU is the proxy's per request")
+            if args.against:
+                print(f"then: robotsgate at {args.against}; now: this checkout")
             print(f"proxies on CPU {_cpus(PROXY_CPUS) or 'shared'}, nginx and wrk on CPU "
                   f"{_cpus(LOAD_CPUS)}")
-            print(f"{'path':9} {'conn':10} {'c':>3} | {'plain rps':>9} {'p50 ms':>7} "
-                  f"{'cpu µs':>7} | {'gate rps':>9} {'p50 ms':>7} {'cpu µs':>7} | {'ratio':>5} "
-                  "(range)")
+            names = list(started)
+            shown = {"plain": "plain", "gate": "now" if args.against else "gate", "then": "then"}
+            head = " | ".join(f"{shown[n] + ' rps':>9} {'cpu µs':>6}" for n in names)
+            ratios_head = "ratio (range)" + ("  now/then (range)" if args.against else "")
+            print(f"{'path':9} {'conn':10} {'c':>3} | {head} | {ratios_head}")
             worst = float("inf")
             for path in ("page.html", "private.html"):
                 for close in (False, True):
                     for c in (int(x) for x in args.concurrency.split(",")):
-                        runs: dict[str, list[Run]] = {"plain": [], "gate": []}
-                        proxies = {"plain": (plain_port, plain.pid), "gate": (gate_port, gate.pid)}
+                        runs: dict[str, list[Run]] = {n: [] for n in names}
                         for round_ in range(args.rounds):
-                            # plain, gate, then gate, plain: a drift in the machine's speed
-                            # during the cell weighs on both alike.
-                            for name in ("plain", "gate") if round_ % 2 == 0 else ("gate", "plain"):
-                                port, pid = proxies[name]
-                                runs[name].append(wrk(port, pid, f"{origin}/{path}", c, close,
-                                                      args.seconds, workdir))
-                        p, g = (Run(*(statistics.median(getattr(r, f) for r in runs[k])
-                                      for f in ("rps", "p50_ms", "cpu_us")))
-                                for k in ("plain", "gate"))
-                        # Each round's two runs ran back to back: the median of their ratios.
-                        ratios = [gr.rps / pr.rps
-                                  for pr, gr in zip(runs["plain"], runs["gate"], strict=True)]
+                            # The order turns each round: a drift in the machine's speed during
+                            # the cell weighs on all alike.
+                            turn = round_ % len(names)
+                            for name in names[turn:] + names[:turn]:
+                                process, port = started[name]
+                                runs[name].append(wrk(port, process.pid, f"{origin}/{path}", c,
+                                                      close, args.seconds, workdir))
+                        medians = {n: Run(*(statistics.median(getattr(r, f) for r in runs[n])
+                                            for f in ("rps", "p50_ms", "cpu_us")))
+                                   for n in names}
+                        # Each round's runs ran back to back: the median of their ratios.
+                        ratios = [g.rps / p.rps
+                                  for p, g in zip(runs["plain"], runs["gate"], strict=True)]
                         ratio = statistics.median(ratios)
+                        cells = " | ".join(f"{medians[n].rps:9.0f} {medians[n].cpu_us:6.0f}"
+                                           for n in names)
+                        text = f"{ratio:5.2f} ({min(ratios):.2f}-{max(ratios):.2f})"
+                        if args.against:
+                            over = [g.rps / t.rps
+                                    for t, g in zip(runs["then"], runs["gate"], strict=True)]
+                            text += (f"  {statistics.median(over):5.2f} "
+                                     f"({min(over):.2f}-{max(over):.2f})")
                         if path == "page.html":
                             worst = min(worst, ratio)
                         label = "allowed" if path == "page.html" else "403"
                         print(f"{label:9} {'close' if close else 'keep-alive':10} {c:>3} | "
-                              f"{p.rps:9.0f} {p.p50_ms:7.2f} {p.cpu_us:7.0f} | "
-                              f"{g.rps:9.0f} {g.p50_ms:7.2f} {g.cpu_us:7.0f} | {ratio:5.2f} "
-                              f"({min(ratios):.2f}-{max(ratios):.2f})", flush=True)
+                              f"{cells} | {text}", flush=True)
             print(f"target: allowed ratio >= 0.95 in every cell: worst {worst:.2f}, "
                   f"{'met' if worst >= 0.95 else 'NOT met'}")
         finally:
-            for process in (gate, plain, nginx):
+            for process, _ in started.values():
                 process.terminate()
                 process.wait(timeout=10)
+            nginx.terminate()
+            nginx.wait(timeout=10)
+            if args.against:
+                subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force",
+                                str(workdir / "then")], check=False)
     return 0
 
 

@@ -112,6 +112,18 @@ def test_check_reads_a_whole_user_agent_header_as_the_proxy_does(site: Origin) -
     assert field(other.stdout, "group") == "* (line 9)"
 
 
+def test_check_shows_what_the_site_wrote_with_its_controls_escaped(site: Origin) -> None:
+    site.set_robots(b"User-agent: *\nDisallow: /p\x1b[2J\x07\nSitemap: http://x/\x1b]0;t\x07\n")
+    done = run("check", site.url("/p%1B[2J%07"), "--agent", "MyBot", "--contact",
+               "https://bots.example/about")
+    assert done.returncode == 1
+    assert "\x1b" not in done.stdout and "\x07" not in done.stdout
+    assert field(done.stdout, "rule") == "Disallow: /p\\x1b[2J\\x07 (line 2)"
+    assert field(done.stdout, "sitemap") == "http://x/\\x1b]0;t\\x07"
+    # Fetched as the proxy would fetch it for MyBot.
+    assert [s.user_agent for s in site.robots_fetches()] == ["MyBot (+https://bots.example/about)"]
+
+
 def test_check_with_a_file_fetches_nothing(site: Origin, tmp_path: Path) -> None:
     robots = tmp_path / "robots.txt"
     robots.write_text(ROBOTS)

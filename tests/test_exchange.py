@@ -262,3 +262,11 @@ async def test_the_plan_is_the_same_for_the_same_facts(clock):
 def test_refused_addresses_say_where_and_why():
     refusal = Refused("::1", 8080, "the proxy's own port")
     assert refusal.describe() == "[::1]:8080 (the proxy's own port)"
+
+
+async def test_a_folded_line_is_unfolded_and_nothing_else_is(clock):
+    plain = await exchange(clock).decide(facts())
+    assert isinstance(plain, Forward) and not plain.unfold
+    folded = ((b"Host", b"example.com"), (b"X-Long", b"one\r\n two"))
+    plan = await exchange(clock).decide(facts(headers=folded))
+    assert isinstance(plan, Forward) and plan.unfold

@@ -419,6 +419,25 @@ def test_report_escapes_what_bots_sent(tmp_path: Path) -> None:
     assert 'onmouseover="' not in page
 
 
+def test_the_terminal_report_shows_control_characters_escaped(tmp_path: Path) -> None:
+    # A bot's path that clears the screen and retitles the window, one that forges a row, a
+    # site's rule that rings the bell, an agent name with a bidi override.
+    log = tmp_path / "audit.jsonl"
+    records = [record("Bot\u202e", "http://a.example/\x1b[2J\x1b]0;owned\x07x"),
+               record("Bot", "http://a.example/a\r\n     99  50.0%  forged"),
+               {**record("Bot", "http://a.example/b"), "rule": "Disallow: /b\x07"},
+               record("Bot", "http://a.example/c", event="withheld", reason="usage-preference")]
+    log.write_text("".join(json.dumps(r) + "\n" for r in records))
+    done = run("report", str(log))
+    assert done.returncode == 0
+    out = done.stdout
+    assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f\u202e]", out), repr(out)
+    assert "/\\x1b[2J\\x1b]0;owned\\x07x" in out
+    assert "/a\\x0d\\x0a     99  50.0%  forged" in out  # on its own row, not a row of its own
+    assert "Disallow: /b\\x07" in out and "Bot\\u202e" in out
+    assert "blocks: 4" in out  # an answer withheld is a refusal too
+
+
 # -- as before: the totals, the timeline, periods, several logs, progress, errors ----------------
 
 

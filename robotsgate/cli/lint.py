@@ -16,6 +16,7 @@ from robotsgate.cli.common import (
     reading_options,
     tls,
 )
+from robotsgate.escape import escaped
 from robotsgate.fetch import Fetcher, FetchResult
 from robotsgate.protocol.lint import Finding, lint
 
@@ -62,7 +63,8 @@ def run_lint(args: argparse.Namespace) -> int:
 
 def _finding_text(source: str, finding: Finding) -> str:
     where = f"{source}:{finding.line}" if finding.line else source
-    return f"{where}: {finding.kind}: {finding.message}\n"
+    # A message may quote the file: what the site wrote is shown with its controls escaped.
+    return escaped(f"{where}: {finding.kind}: {finding.message}") + "\n"
 
 
 def add_parser(commands: Commands) -> None:

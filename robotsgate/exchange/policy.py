@@ -28,8 +28,7 @@ from robotsgate.origin import Origin
 from robotsgate.outcomes import Reason
 from robotsgate.pages import Pages
 from robotsgate.purposes import NONE as NO_PURPOSES
-from robotsgate.purposes import PurposeMap, Purposes
-from robotsgate.state.store import RobotsEntry
+from robotsgate.purposes import PurposeMap, Purposes, usage_answer
 
 _ORIGINS_REMEMBERED = 4096
 
@@ -117,28 +116,29 @@ class Exchange:
             who = replace(who, purposes=purposes)
         verdict = await self.gate.check(Request(origin, facts.path, seen.user_agent,
                                                 who.identity.token, purposes))
-        forward = Forward(origin, who, verdict, address=dial, drop=seen.dropped,
-                          unfold=seen.folded, drop_upgrade=h2c_offered(seen),
-                          # Strip mode and a page's TDM reservation need the whole page: a bot
-                          # asking for it in pieces would get each piece unread, and could
-                          # join them.
-                          drop_range=seen.ranged and bool(purposes or rules.strip),
-                          host_written=not seen.hosts if facts.http2 else
-                          seen.hosts == 1 and seen.host == origin.authority)
+        refused = False
         if verdict.action == "forward":
             if verdict.wait > 0 or verdict.asked_delay is not None:
                 records += (Record("delay", verdict.reason, None, verdict),)
-            return replace(forward, records=records)
-        status = verdict.status or 503
-        if rules.monitor:
+        elif rules.monitor:
             # Forwarded all the same, so it takes its turn in the host's schedule like any
             # other.
+            records += (Record("would-block", verdict.reason, verdict.status or 503, verdict),)
             wait, interval = await self.gate.pace_regardless(origin, verdict)
-            paced = replace(verdict, action="forward", wait=wait, interval=interval)
-            return replace(forward, verdict=paced, refused=True, records=(
-                *records, Record("would-block", verdict.reason, status, verdict)))
-        return _answer(verdict, who, (*records, Record("block", verdict.reason, status,
-                                                       verdict)))
+            verdict = replace(verdict, action="forward", wait=wait, interval=interval)
+            refused = True
+        else:
+            return _answer(verdict, who, (*records, Record(
+                "block", verdict.reason, verdict.status or 503, verdict)))
+        return Forward(origin, who, verdict, address=dial, drop=seen.dropped,
+                       unfold=seen.folded, drop_upgrade=h2c_offered(seen),
+                       # Strip mode and a page's TDM reservation need the whole page: a bot
+                       # asking for it in pieces would get each piece unread, and could join
+                       # them.
+                       drop_range=seen.ranged and bool(purposes or rules.strip),
+                       host_written=not seen.hosts if facts.http2 else
+                       seen.hosts == 1 and seen.host == origin.authority,
+                       refused=refused, records=records)
 
     def origin(self, scheme: str, host: str, port: int) -> Origin:
         """Origin.of, remembered: a bot asks the same few origins again and again."""
@@ -202,18 +202,8 @@ def _answer(verdict: Verdict, who: Who, records: tuple[Record, ...]) -> Answer:
     """The proxy's answer to a request its verdict refuses."""
     refusal = verdict.usage_refusal
     if refusal is not None:
-        statement = refusal.statement
-        where = f"robots.txt: {verdict.robots_url}\n" if statement is not None and \
-            statement.line is not None else ""
-        headers = {"X-Robotsgate-Purposes": ", ".join(refusal.purposes)}
-        if statement is not None:
-            headers["X-Robotsgate-Rule"] = escaped(statement.text)
-            if statement.line is not None:
-                headers["X-Robotsgate-Line"] = str(statement.line)
-        return Answer(Reason.USAGE_PREFERENCE, outcomes.text(
-            Reason.USAGE_PREFERENCE, purposes=", ".join(refusal.purposes),
-            explain=refusal.explain(), where=where, agent=verdict.agent), who, headers,
-            verdict, records)
+        text, headers = usage_answer(refusal, agent=verdict.agent, robots_url=verdict.robots_url)
+        return Answer(Reason.USAGE_PREFERENCE, text, who, headers, verdict, records)
     decision = verdict.decision
     if verdict.action == "block" and decision is not None and decision.rule is not None:
         rule = decision.rule
@@ -226,12 +216,9 @@ def _answer(verdict: Verdict, who: Who, records: tuple[Record, ...]) -> Answer:
     return Answer(verdict.reason, outcomes.text(
         verdict.reason, robots_url=verdict.robots_url, retry_after=verdict.retry_after,
         asked=f"{verdict.asked_delay or 0:g}",
-        error=fetch_error(verdict.entry) if verdict.entry else None), who, headers, verdict,
+        error=verdict.entry.trouble if verdict.entry else None), who, headers, verdict,
         records)
 
 
-def fetch_error(entry: RobotsEntry) -> str:
-    """Why an origin's robots.txt could not be had, in words."""
-    return entry.error or (f"HTTP {entry.status}" if entry.status else "no answer")
 
 

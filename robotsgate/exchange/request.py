@@ -70,31 +70,45 @@ class Seen:
     @classmethod
     def of(cls, fields: Fields) -> "Seen":
         seen = cls()
-        token = _TOKEN.fullmatch
+        names = []
+        values = []
         for name, value in fields:
+            names.append(name)
+            values.append(value)
             lowered = name.lower()
-            if lowered == b"host":
+            kind = _READ.get(lowered)
+            if kind is None:
+                if lowered.startswith(_OURS_PREFIX):
+                    seen.dropped += (name,)
+            elif kind == _HOST:
                 seen.host = _fold(seen.host, value)
                 seen.hosts += 1
-            elif lowered == b"user-agent":
+            elif kind == _USER_AGENT:
                 seen.user_agent = _fold(seen.user_agent, value)
-            elif lowered == b"referer":
+            elif kind == _REFERER:
                 seen.referer = _fold(seen.referer, value)
-            elif lowered == b"content-length":
+            elif kind == _LENGTH:
                 seen.lengths += 1
-            elif lowered == b"transfer-encoding":
+            elif kind == _ENCODING:
                 seen.encodings += (value,)
-            elif lowered == b"upgrade":
+            elif kind == _UPGRADE:
                 seen.upgrade = _fold(seen.upgrade, value)
-            elif lowered in (b"range", b"if-range"):
+            elif kind == _RANGE:
                 seen.ranged = True
-            elif lowered == _PROXY_AUTHORIZATION or lowered.startswith(_OURS_PREFIX):
+            else:
                 seen.dropped += (name,)
-            if b"\r" in value or b"\n" in value:
-                seen.folded = True
-            if not token(name):
-                seen.bad_name = True
+        # Once over all of them: the common request has none of these.
+        every = b"".join(values)
+        seen.folded = b"\r" in every or b"\n" in every
+        seen.bad_name = bool(names) and not _NAMES.fullmatch(b"\n".join(names))
         return seen
+
+
+# What one pass reads, by lower-cased field name.
+_HOST, _USER_AGENT, _REFERER, _LENGTH, _ENCODING, _UPGRADE, _RANGE, _DROPPED = range(8)
+_READ = {b"host": _HOST, b"user-agent": _USER_AGENT, b"referer": _REFERER,
+         b"content-length": _LENGTH, b"transfer-encoding": _ENCODING, b"upgrade": _UPGRADE,
+         b"range": _RANGE, b"if-range": _RANGE, _PROXY_AUTHORIZATION: _DROPPED}
 
 
 def _text(value: bytes) -> str:
@@ -114,6 +128,7 @@ class Refusal:
 
 
 _TOKEN = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+_NAMES = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+(?:\n[!#$%&'*+\-.^_`|~0-9A-Za-z]+)*")
 # A request target HTTP/1.1 can carry: no control character, space or DEL, and no '#': a
 # fragment is never sent (RFC 9112 §3.2), and a server that resolves dot segments before it cuts
 # one would serve another path than the one decided (/pub#/../private).

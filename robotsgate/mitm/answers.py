@@ -16,8 +16,7 @@ from robotsgate.mitm import keys
 from robotsgate.outcomes import Reason
 from robotsgate.protocol import Rule
 from robotsgate.protocol.usage import Statement
-from robotsgate.purposes import Purposes, UsageRefusal
-from robotsgate.state.store import RobotsEntry
+from robotsgate.purposes import Purposes, UsageRefusal, usage_answer
 
 logger = logging.getLogger(__name__)
 
@@ -49,21 +48,8 @@ def answer_usage(flow: http.HTTPFlow, refusal: UsageRefusal, *, agent: str,
                  withheld: int | None = None) -> None:
     """403 for a request (or, `withheld`, a response with that status) whose every purpose the
     site's usage preferences disallow."""
-    statement = refusal.statement
-    if withheld is not None:
-        where = f"The origin's answer (HTTP {withheld}) was withheld.\n"
-    elif statement is not None and statement.line is not None and robots_url:
-        where = f"robots.txt: {robots_url}\n"
-    else:
-        where = ""
-    headers = {"X-Robotsgate-Purposes": ", ".join(refusal.purposes)}
-    if statement is not None:
-        headers["X-Robotsgate-Rule"] = statement.text
-        if statement.line is not None:
-            headers["X-Robotsgate-Line"] = str(statement.line)
-    answer(flow, Reason.USAGE_PREFERENCE, outcomes.text(
-        Reason.USAGE_PREFERENCE, purposes=", ".join(refusal.purposes),
-        explain=refusal.explain(), where=where, agent=agent), headers, verdict)
+    text, headers = usage_answer(refusal, agent=agent, robots_url=robots_url, withheld=withheld)
+    answer(flow, Reason.USAGE_PREFERENCE, text, headers, verdict)
 
 
 def fail_closed(flow: http.HTTPFlow, recorder: "Recorder | None", reason: Reason,
@@ -128,7 +114,7 @@ class Recorder:
             asked_delay_ms=_ms(verdict.asked_delay) if verdict else None,
             agent_source=identity.source if identity else None,
             user_agent_mismatch=identity.mismatch(user_agent) if identity else None, page=page,
-            error=error or (fetch_error(entry) if entry and entry.robots is None else None),
+            error=error or (entry.trouble if entry and entry.robots is None else None),
             purposes=", ".join(sorted(purposes)) if purposes else None,
             origin_status=origin_status))
 
@@ -160,9 +146,6 @@ class Recorder:
                 raise AuditUnwritable(str(exc)) from exc
 
 
-def fetch_error(entry: RobotsEntry) -> str:
-    """Why an origin's robots.txt could not be had, in words."""
-    return entry.error or (f"HTTP {entry.status}" if entry.status else "no answer")
 
 
 def peer(peername: Any) -> str | None:

@@ -317,8 +317,15 @@ def summary(settings: Settings, *, metrics: MetricsServer | None) -> str:
     store = f"Redis {redacted(settings.redis)} (fallback {settings.redis_fallback})" \
         if settings.redis else "this process's memory"
     served = f"http://{metrics.host}:{metrics.port}/metrics" if metrics else "off"
+    # Which addresses bots may reach, when it is not the default (this machine refused).
+    egress = ""
+    if settings.egress_allow:
+        egress += f"; bots may reach {', '.join(settings.egress_allow)}"
+    if settings.egress_deny:
+        egress += f"; bots may not reach {', '.join(settings.egress_deny)} either"
     return (f"robotsgate: obeying robots.txt {agent}; mode {settings.mode}, semantics "
-            f"{settings.semantics}; audit log {audit}; state in {store}; metrics {served}")
+            f"{settings.semantics}; audit log {audit}; state in {store}; metrics {served}"
+            f"{egress}")
 
 
 _closing: set["asyncio.Task[None]"] = set()

@@ -24,7 +24,7 @@ from robotsgate import outcomes
 from robotsgate.audit import Event
 from robotsgate.egress import Refused
 from robotsgate.mitm import keys
-from robotsgate.mitm.answers import AuditUnwritable, answer, fetch_error, peer, retry_after
+from robotsgate.mitm.answers import AuditUnwritable, answer, peer, retry_after
 from robotsgate.mitm.runtime import Runtime
 from robotsgate.origin import Origin
 from robotsgate.outcomes import Reason
@@ -89,7 +89,7 @@ class Tunnels:
             recorder.flow(flow, "block", verdict.reason, status, verdict)
             answer(flow, verdict.reason, outcomes.text(
                 verdict.reason, tunnel=True, host=req.host, robots_url=verdict.robots_url,
-                error=fetch_error(verdict.entry) if verdict.entry else None),
+                error=verdict.entry.trouble if verdict.entry else None),
                    retry_after(verdict.retry_after), verdict)
         except Exception as exc:
             reason = Reason.REDIS_UNAVAILABLE if isinstance(exc, SharedStateUnavailable) \

@@ -38,6 +38,11 @@ class RobotsEntry:
         """Whether it holds rules (possibly a stale copy), as opposed to "disallow all"."""
         return self.kind != "unreachable"
 
+    @property
+    def trouble(self) -> str:
+        """Why the robots.txt could not be had, in words."""
+        return self.error or (f"HTTP {self.status}" if self.status else "no answer")
+
 
 class Store(Protocol):
     async def get(self, origin: str) -> RobotsEntry | None: ...

@@ -57,7 +57,9 @@ def test_a_bad_value_stops_the_start_in_one_line_before_listening(
 
 def test_a_good_start_says_what_is_in_force(tmp_path: Path) -> None:
     proxy = Proxy(tmp_path, {"robots_agent": "TrialBot", "robots_mode": "monitor",
-                             "robots_redis": "redis://:secret@127.0.0.1:6379/0"})
+                             "robots_redis": "redis://:secret@127.0.0.1:6379/0",
+                             "robots_egress_allow": "127.0.0.1:8000",
+                             "robots_egress_deny": "private"})
     try:
         deadline = time.monotonic() + 10  # logged as it starts running, just after listening
         while "obeying robots.txt" not in proxy.output() and time.monotonic() < deadline:
@@ -71,6 +73,7 @@ def test_a_good_start_says_what_is_in_force(tmp_path: Path) -> None:
     assert f"audit log {proxy.audit_path.resolve()}" in line
     assert "Redis redis://:***@127.0.0.1:6379/0" in line and "secret" not in output
     assert "metrics off" in line
+    assert line.endswith("; bots may reach 127.0.0.1:8000; bots may not reach private either")
 
 
 ROBOTSGATE = Path(sys.executable).parent / "robotsgate"

@@ -12,10 +12,13 @@ says what happened.
 
 from __future__ import annotations
 
+import json
 import re
 import socket
 import ssl
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import h2.config
@@ -415,3 +418,33 @@ def free_port() -> int:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
 
+
+
+# --- the audit keeps every record -------------------------------------------------------------
+
+
+def test_two_proxies_rotating_one_audit_file_lose_no_record(
+        proxy: ProxyFactory, origin: OriginFactory, tmp_path: Path) -> None:
+    site = origin(robots="User-agent: *\nDisallow: /private\n")
+    log = tmp_path / "shared-audit.jsonl"
+    shared = {"robots_audit_log": str(log), "robots_audit_max_bytes": 4000,
+              "robots_audit_keep": 500}
+    proxies = [proxy(**shared), proxy(**shared)]
+    per_proxy = 150
+
+    def refuse(p: Proxy, first: int) -> list[int | None]:
+        got = []
+        for n in range(first, first + per_proxy):
+            got.append(status_of(exchange(p.port, f"GET {site.url(f'/private/{n}')} HTTP/1.1"
+                                                  f"\r\nHost: 127.0.0.1:{site.port}\r\n"
+                                                  f"Connection: close\r\n\r\n".encode())))
+        return got
+
+    with ThreadPoolExecutor(2) as pool:
+        answers = list(pool.map(refuse, proxies, (0, 10_000)))
+    assert answers == [[403] * per_proxy] * 2
+    files = [f for f in tmp_path.glob("shared-audit.jsonl*") if not f.name.endswith(".lock")]
+    assert len(files) > 10  # rotated, many times, by both
+    urls = sorted(json.loads(line)["url"] for f in files for line in f.read_text().splitlines())
+    assert urls == sorted(site.url(f"/private/{first + n}") for first in (0, 10_000)
+                          for n in range(per_proxy))
