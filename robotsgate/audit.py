@@ -15,9 +15,9 @@ import fcntl
 import json
 import os
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import MISSING, asdict, dataclass, field
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Any, Literal
 
 from robotsgate.outcomes import Reason
 
@@ -32,33 +32,64 @@ from robotsgate.outcomes import Reason
 Event = Literal["block", "would-block", "withheld", "delay", "tunnel", "cut"]
 
 
+def _doc(text: str, default: Any = MISSING) -> Any:
+    """A field of the audit record, with what it means (the documentation's table)."""
+    return field(default=default, metadata={"doc": text})
+
+
 @dataclass(frozen=True, slots=True)
 class AuditRecord:
-    ts: str
-    event: Event
-    reason: Reason  # why (robotsgate.outcomes)
-    status: int | None  # what the proxy answered (or would have); None when it forwarded
-    agent: str  # the product token the decision was made for
-    user_agent: str | None
-    client: str | None
-    method: str
-    url: str
-    robots_url: str | None
-    robots_status: int | None
-    robots_fetched_at: str | None
-    robots_sha256: str | None
-    group: str | None  # the group's User-agent values, e.g. "FooBot, BarBot"
-    rule: str | None  # e.g. "Disallow: /private"
-    line: int | None
-    delay_ms: int
-    mode: str  # enforce | monitor
-    asked_delay_ms: int | None = None  # the site's Crawl-delay when it was clamped or refused
-    agent_source: str | None = None  # map-user | map-address | proxyauth | option | user-agent
-    user_agent_mismatch: bool | None = None  # a configured token the User-Agent does not name
-    page: str | None = None  # reason nofollow: the Referer page whose signals forbid the link
-    error: str | None = None  # what went wrong, for a refusal that is not a rule's
-    purposes: str | None = None  # what the bot crawls for, when declared: "search, train-ai"
-    origin_status: int | None = None  # the origin's status, when its answer was withheld
+    ts: str = _doc("when, ISO 8601 UTC, to the millisecond")
+    event: Event = _doc(
+        "block (only ever for a request that did not reach the origin); would-block in monitor "
+        "mode; withheld for a request that reached the origin and whose answer the proxy "
+        "replaced with its own (usage preferences the answer stated, a page it could not read "
+        "in strip mode); delay for a request forwarded after a wait; tunnel for a CONNECT let "
+        "through unseen; cut for a forwarded request whose answer the proxy stopped (a 101 to "
+        "a protocol it cannot read)")
+    reason: Reason = _doc("why (see Reasons)")
+    status: int | None = _doc(
+        "what the proxy answered (or would have); null when it forwarded")
+    agent: str = _doc("the product token the decision was made for (* when no named group "
+                      "applied)")
+    user_agent: str | None = _doc("the request's User-Agent, as sent")
+    client: str | None = _doc("the client's address and port")
+    method: str = _doc("the request's method (TCP, UDP, DNS, QUIC for a connection)")
+    url: str = _doc("the target decided (not what a Host header claims)")
+    robots_url: str | None = _doc("the robots.txt that decided (always the original "
+                                  "origin's, wherever it redirected)")
+    robots_status: int | None = _doc("that robots.txt's HTTP status")
+    robots_fetched_at: str | None = _doc("when that robots.txt was fetched")
+    robots_sha256: str | None = _doc("sha256 of the exact body whose rules decided")
+    group: str | None = _doc("the deciding group's User-agent values, e.g. FooBot, BarBot")
+    rule: str | None = _doc(
+        "the deciding rule as written (Disallow: /private); for usage-preference the statement "
+        "that disallowed a purpose (Content-Usage: train-ai=n, tdm-reservation: 1)")
+    line: int | None = _doc("the rule's line in robots.txt (null for a statement of the "
+                            "response)")
+    delay_ms: int = _doc("the politeness wait applied, in milliseconds")
+    mode: str = _doc("enforce or monitor")
+    asked_delay_ms: int | None = _doc("the site's Crawl-delay when it was clamped or refused",
+                                      None)
+    agent_source: str | None = _doc(
+        "where the agent came from: map-user, map-address, proxyauth, option or user-agent",
+        None)
+    user_agent_mismatch: bool | None = _doc(
+        "whether a configured token is missing from the User-Agent (a bot claiming to be "
+        "something else); null when no token is configured", None)
+    page: str | None = _doc("for nofollow: the Referer page whose signals forbid the link",
+                            None)
+    error: str | None = _doc(
+        "for a refusal that is not a rule's, what went wrong: for destination the address and "
+        "why (127.0.0.1:8080 (the proxy's own port)); for robots-unavailable the fetch's "
+        "trouble (HTTP 503, timed out after 10 s waiting for an answer, TLS certificate of "
+        "example.com not trusted: ..., DNS lookup of example.com failed: ..., a body cut short "
+        "or corrupt); for redis-unavailable which Redis and what the last attempt met "
+        "(password left out); for internal-error the exception", None)
+    purposes: str | None = _doc("what the bot declared it crawls for (search, train-ai), when "
+                                "it declared anything", None)
+    origin_status: int | None = _doc("for an answer withheld: the status of the origin's "
+                                     "answer", None)
 
     def to_json(self) -> str:
         """One JSON object; it may hold lone surrogates, see to_line()."""

@@ -213,7 +213,9 @@ def describe(exc: BaseException, url: str, timeout: float) -> str:
             # The reason openssl gives ("self-signed certificate", "hostname mismatch") and the
             # code people search for.
             return (f"TLS certificate of {host} not trusted: "
-                    f"{cause.verify_message or cause.reason} (CERTIFICATE_VERIFY_FAILED)")
+                    f"{cause.verify_message or cause.reason} (CERTIFICATE_VERIFY_FAILED); a "
+                    f"site with a CA of its own is trusted through "
+                    f"ssl_verify_upstream_trusted_ca")
         if isinstance(cause, ssl.SSLError):
             return f"TLS handshake with {host} failed: {cause.reason or cause}"
         if isinstance(cause, socket.gaierror):

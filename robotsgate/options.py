@@ -75,8 +75,11 @@ class Settings:
     """robotsgate's options, checked. Field `x` is the mitmproxy option `robots_x`."""
 
     agent: str = _option(
-        "", "Product token to obey robots.txt as, for all traffic (e.g. MyBot). Unset: each "
-        "request's User-Agent header picks the group.", check=_product_token)
+        "", "Product token to obey robots.txt as, for all traffic (e.g. MyBot): letters, '-' and "
+        "'_' only, as RFC 9309 defines one (MJ12bot's token is MJ). Unset: each request's "
+        "User-Agent header picks the group: a group applies when its name is one of the "
+        "header's product tokens, case-insensitively; when several do, the longest name wins; "
+        "none: *.", check=_product_token)
     agents: tuple[str, ...] = _option(
         (), "Product tokens for clients, one KEY=Token per entry: KEY is a proxy-auth user "
         "name, a client address or a network (10.0.0.0/8). Takes precedence over robots_agent "
@@ -126,7 +129,8 @@ class Settings:
         "sensitive", "Match paths case-sensitively (RFC 9309) or insensitively.",
         choices=PATH_CASES, rebuilds=Rebuilds.GATE)
     audit_log: str = _option(
-        "robots-audit.jsonl", "Audit log (JSON lines) of every block; '-' for standard output.",
+        "robots-audit.jsonl", "Audit log path (JSON lines, appended) of every refusal and every "
+        "wait; '-' for standard output.",
         rebuilds=Rebuilds.AUDIT)
     audit_max_bytes: int = _option(
         0, "Rotate the audit log when it would grow past this many bytes (0: never; use "
@@ -135,18 +139,23 @@ class Settings:
         5, "Rotated audit logs kept by robots_audit_max_bytes: FILE.1 ... FILE.N.",
         bounds=(1, 1000), rebuilds=Rebuilds.AUDIT)
     cache_ttl: int = _option(
-        86_400, "Seconds a robots.txt is cached at most (Cache-Control max-age may shorten it); "
-        "at most 86400 (RFC 9309).", bounds=(1, 86_400), rebuilds=Rebuilds.GATE)
+        86_400, "Seconds a robots.txt is used before it is fetched again, at most 86400 (RFC 9309 "
+        "§2.4); a shorter Cache-Control max-age wins, no-cache and no-store mean every request "
+        "fetches it again.", bounds=(1, 86_400), rebuilds=Rebuilds.GATE)
     cache_size: int = _option(
-        100_000, "Origins whose robots.txt is cached.", bounds=(1, 100_000_000),
+        100_000, "Origins whose robots.txt is kept (least recently used are forgotten first).",
+        bounds=(1, 100_000_000),
         rebuilds=Rebuilds.GATE)
     rules_cache: int = _option(
-        4096, "Distinct robots.txt files kept parsed; a cached origin whose file is not among "
-        "them has it parsed again from its cached body.", bounds=(1, 100_000_000),
+        4096, "Distinct robots.txt files kept parsed (parsed rules cost several times their "
+        "body); a cached origin whose file is not among them keeps only the body and its "
+        "sha256, and has it parsed again when a request comes, without fetching it again. "
+        "Identical files are parsed once.", bounds=(1, 100_000_000),
         rebuilds=Rebuilds.GATE)
     fetch_timeout: int = _option(
         10, "Seconds to wait for a robots.txt answer before treating the origin as unreachable "
-        "(503).", bounds=(1, 600), rebuilds=Rebuilds.GATE)
+        "(503); in a fleet, also what a proxy that died while fetching costs the others (plus "
+        "2 s).", bounds=(1, 600), rebuilds=Rebuilds.GATE)
     error_ttl: int = _option(
         60, "Seconds an unreachable robots.txt is remembered before it is asked for again; also "
         "the Retry-After of the 503 answers meanwhile.", bounds=(1, 86_400),
@@ -166,20 +175,23 @@ class Settings:
         "refused, per robots_on_long_delay.", bounds=(1, 86_400), rebuilds=Rebuilds.GATE)
     on_long_delay: Literal["clamp", "refuse"] = _option(
         "clamp", "clamp: use robots_max_crawl_delay instead of a longer Crawl-delay. refuse: "
-        "answer 429 to every request to such a host.", choices=LONG_DELAY,
+        "answer 429 to every request to such a host. Both are audited with the value the site "
+        "asked for.", choices=LONG_DELAY,
         rebuilds=Rebuilds.GATE)
     redis: str = _option(
-        "", "redis://host:port/db: share robots.txt and politeness with every proxy on this "
-        "Redis (fleet mode); redis+cluster://host:port: on this Redis Cluster (any one of its "
-        "nodes). Unset: this process's memory.", check=_optional(check_url),
+        "", "redis://host:port/db (also rediss://, unix://): share robots.txt and politeness "
+        "with every proxy on this Redis (fleet mode); redis+cluster://host:port (or "
+        "rediss+cluster://): on this Redis Cluster, named by any one of its nodes. Unset: this "
+        "process's memory, no Redis needed.", check=_optional(check_url),
         rebuilds=Rebuilds.GATE)
     redis_prefix: str = _option(
         "robotsgate:", "Prefix of every Redis key and channel robotsgate uses (no spaces or "
         "braces).",
         check=check_prefix, rebuilds=Rebuilds.GATE)
     redis_fallback: Fallback = _option(
-        "closed", "While Redis is unreachable: closed answers 503; local uses this proxy's own "
-        "memory (politeness no longer shared).", choices=FALLBACKS, rebuilds=Rebuilds.GATE)
+        "closed", "While Redis is unreachable: closed answers 503 (redis-unavailable); local "
+        "goes on with this proxy's own memory (politeness no longer shared), logged loudly.",
+        choices=FALLBACKS, rebuilds=Rebuilds.GATE)
     archive_dir: str = _option(
         "", "Directory where every distinct robots.txt body fetched is kept, named by its "
         "sha256, with a .json sidecar (URL, status, headers, fetched_at).",

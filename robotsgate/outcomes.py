@@ -53,72 +53,149 @@ class Outcome:
     status: int
     # str.format template; the fields each one uses are the keyword arguments of `text`.
     message: str
+    when: str  # the situation, in words (the documentation's answers table)
     retry_after: int | None = None  # a fixed Retry-After (the verdict's own takes precedence)
     close: bool = False  # the connection is closed after the answer: what follows is suspect
     tunnel: str | None = None  # the message when a CONNECT is refused, where it differs
+    headers: tuple[str, ...] = ()  # headers of its own, besides X-Robotsgate-Reason
 
 
 _UNDECIDABLE = "robotsgate does not forward "
 _TUNNEL = "robots.txt of {{host}} ({{robots_url}}) {what}; this tunnel, which the proxy " \
     "cannot see into, is refused.\n"
+# Headers the answers carry besides X-Robotsgate-Reason (and Connection: close, Retry-After,
+# which the table says of each).
+_ROBOTS = ("X-Robotsgate-Robots-Url", "X-Robotsgate-Agent")
+_RULE = ("X-Robotsgate-Rule", "X-Robotsgate-Line")
 
 OUTCOMES: Final[dict[Reason, Outcome]] = {
-    Reason.DISALLOWED: Outcome(403, "Forbidden by robots.txt: {explain}\nrobots.txt: "
-                                    "{robots_url}\nagent: {agent}\n"),
-    Reason.DISALLOWED_HOST: Outcome(403, _TUNNEL.format(what="disallows everything for this "
-                                                             "agent")),
-    Reason.USAGE_PREFERENCE: Outcome(403, "Refused by this site's usage preferences: they "
-                                          "disallow every purpose this bot crawls for "
-                                          "({purposes}): {explain}\n{where}agent: {agent}\n"),
-    Reason.NOFOLLOW: Outcome(403, "Not followed: the referring page {page} {where}.\n"),
-    Reason.VISIT_TIME: Outcome(503, "This site's robots.txt allows visits only in its "
-                                    "Visit-time window; it opens in {retry_after} s.\n"),
-    Reason.CRAWL_DELAY_TOO_LONG: Outcome(429, "This site's Crawl-delay ({asked} s) is longer "
-                                              "than this proxy honours; requests to it are "
-                                              "refused.\n", retry_after=60),
-    Reason.WAIT_TOO_LONG: Outcome(429, "This site's politeness schedule is full for longer "
-                                       "than the proxy holds a request; retry after "
-                                       "{retry_after} s.\n", retry_after=60),
-    Reason.PUSHBACK: Outcome(429, "This site asked for a pause (429/503); retry after "
-                                  "{retry_after} s.\n", retry_after=60),
-    Reason.ROBOTS_UNAVAILABLE: Outcome(503, "robots.txt of this site ({robots_url}) could not "
-                                            "be fetched ({error}); nothing is forwarded to it "
-                                            "until it can.\n", retry_after=60,
-                                       tunnel=_TUNNEL.format(
-                                           what="could not be fetched ({error})")),
-    Reason.UNIDENTIFIED: Outcome(407, "robotsgate needs to know which bot this is. Send a "
-                                      "User-Agent that names your bot (e.g. MyBot/1.0), or "
-                                      "authenticate to the proxy with your bot's name, or ask "
-                                      "the operator to map your address (robots_agents).\n"),
-    Reason.HOST_MISMATCH: Outcome(400, "The Host header ({claimed}) names another host than "
-                                       "the request goes to ({host}:{port}); robotsgate decides "
-                                       "for the real target only.\n"),
-    Reason.SERVER_NAME: Outcome(421, "The TLS server name ({claimed}) names another host than "
-                                     "this tunnel goes to ({host}); robotsgate decides for, "
-                                     "and connects to, the tunnel's host only.\n", close=True),
-    Reason.DESTINATION: Outcome(403, "robotsgate does not forward requests to {where}: "
-                                     "{why}.\n",
-                                tunnel="robotsgate does not open tunnels to {where}: {why}.\n"),
-    Reason.TARGET: Outcome(400, "robotsgate only forwards request targets that are paths "
-                                "starting with '/'.\n", close=True),
-    Reason.URL_TOO_LONG: Outcome(414, "robotsgate decides request targets of up to {limit} "
-                                      "characters.\n", close=True),
-    Reason.FRAMING: Outcome(400, _UNDECIDABLE + "a request {what}.\n", close=True),
-    Reason.UPGRADE: Outcome(400, _UNDECIDABLE + "protocol upgrades other than WebSocket "
-                                 "(asked for: {asked}).\n", close=True),
-    Reason.AUDIT_UNAVAILABLE: Outcome(503, "robotsgate cannot write its audit log, so it "
-                                           "refuses every request it would have to record (a "
-                                           "refusal, or a wait for politeness) until it can; "
-                                           "requests that go straight through are not recorded "
-                                           "and still pass.\n", retry_after=60),
-    Reason.REDIS_UNAVAILABLE: Outcome(503, "robotsgate cannot reach the Redis its fleet "
-                                           "shares; nothing is forwarded until it can.\n",
-                                       retry_after=5, tunnel="robotsgate cannot reach the Redis "
-                                       "its fleet shares; this tunnel was refused.\n"),
-    Reason.INTERNAL_ERROR: Outcome(503, "robotsgate could not decide this request; it was not "
-                                        "forwarded.\n", retry_after=60,
-                                   tunnel="robotsgate could not decide this tunnel; it was "
-                                   "refused.\n"),
+    Reason.DISALLOWED: Outcome(
+        403, "Forbidden by robots.txt: {explain}\nrobots.txt: {robots_url}\nagent: {agent}\n",
+        when="a rule of the origin's robots.txt disallows the path for the agent",
+        headers=_RULE + _ROBOTS),
+    Reason.DISALLOWED_HOST: Outcome(
+        403, _TUNNEL.format(what="disallows everything for this agent"),
+        when="a CONNECT that mitmproxy would pass through unseen (ignore_hosts, allow_hosts), "
+             "to a host whose robots.txt disallows everything for the agent",
+        headers=_ROBOTS),
+    Reason.USAGE_PREFERENCE: Outcome(
+        403, "Refused by this site's usage preferences: they disallow every purpose this bot "
+             "crawls for ({purposes}): {explain}\n{where}agent: {agent}\n",
+        when="the site's usage preferences disallow every purpose the bot declared: by "
+             "robots.txt (before the origin sees the request), or by the origin's answer "
+             "(Content-Usage, TDM reservation: the answer is withheld)",
+        headers=("X-Robotsgate-Purposes", *_RULE, *_ROBOTS)),
+    Reason.NOFOLLOW: Outcome(
+        403, "Not followed: the referring page {page} {where}.\n",
+        when="a link that the page named in Referer says not to follow",
+        headers=("X-Robotsgate-Page",)),
+    Reason.VISIT_TIME: Outcome(
+        503, "This site's robots.txt allows visits only in its Visit-time window; it opens in "
+             "{retry_after} s.\n",
+        when="outside the site's Visit-time window; Retry-After says when it opens",
+        headers=_ROBOTS),
+    Reason.CRAWL_DELAY_TOO_LONG: Outcome(
+        429, "This site's Crawl-delay ({asked} s) is longer than this proxy honours; requests "
+             "to it are refused.\n", retry_after=60,
+        when="a Crawl-delay longer than robots_max_crawl_delay, with robots_on_long_delay=refuse",
+        headers=_ROBOTS),
+    Reason.WAIT_TOO_LONG: Outcome(
+        429, "This site's politeness schedule is full for longer than the proxy holds a "
+             "request; retry after {retry_after} s.\n", retry_after=60,
+        when="the request would wait for its turn longer than robots_max_wait",
+        headers=_ROBOTS),
+    Reason.PUSHBACK: Outcome(
+        429, "This site asked for a pause (429/503); retry after {retry_after} s.\n",
+        retry_after=60,
+        when="the origin asked for a pause (its own 429 or 503) that lasts longer than "
+             "robots_max_wait",
+        headers=_ROBOTS),
+    Reason.ROBOTS_UNAVAILABLE: Outcome(
+        503, "robots.txt of this site ({robots_url}) could not be fetched ({error}); nothing is "
+             "forwarded to it until it can.\n", retry_after=60,
+        tunnel=_TUNNEL.format(what="could not be fetched ({error})"),
+        when="the origin's robots.txt could not be fetched (5xx, 429, timeout, DNS, TLS, a "
+             "broken body) and no good copy is kept: complete disallow, for robots_error_ttl",
+        headers=_ROBOTS),
+    Reason.UNIDENTIFIED: Outcome(
+        407, "robotsgate needs to know which bot this is. Send a User-Agent that names your "
+             "bot (e.g. MyBot/1.0), or authenticate to the proxy with your bot's name, or ask "
+             "the operator to map your address (robots_agents).\n",
+        when="nothing says which bot this is, and robots_require_agent is on",
+        headers=("Proxy-Authenticate",)),
+    Reason.HOST_MISMATCH: Outcome(
+        400, "The Host header ({claimed}) names another host than the request goes to "
+             "({host}:{port}); robotsgate decides for the real target only.\n",
+        when="the Host header (or several of them), or an absolute target or :authority, "
+             "names another host than the request goes to"),
+    Reason.SERVER_NAME: Outcome(
+        421, "The TLS server name ({claimed}) names another host than this tunnel goes to "
+             "({host}); robotsgate decides for, and connects to, the tunnel's host only.\n",
+        close=True,
+        when="the TLS server name a bot sent inside its tunnel names another host than the "
+             "tunnel's"),
+    Reason.DESTINATION: Outcome(
+        403, "robotsgate does not forward requests to {where}: {why}.\n",
+        tunnel="robotsgate does not open tunnels to {where}: {why}.\n",
+        when="an address bots may not reach (the proxy's own ports; this machine, loopback, "
+             "link-local and the like unless robots_egress_allow; robots_egress_deny), or an "
+             "IPv6 zone id; the audit record's error says which address and why"),
+    Reason.TARGET: Outcome(
+        400, "robotsgate only forwards request targets that are paths starting with '/'.\n",
+        close=True,
+        when="an HTTP/2 :path that is not a path starting with / (OPTIONS * aside)"),
+    Reason.URL_TOO_LONG: Outcome(
+        414, "robotsgate decides request targets of up to {limit} characters.\n", close=True,
+        when="a request target longer than 8,192 characters (in its RFC 9309 normal form too), "
+             "which servers refuse anyway"),
+    Reason.FRAMING: Outcome(
+        400, _UNDECIDABLE + "a request {what}.\n", close=True,
+        when="a body whose end servers may find in different places (Content-Length with "
+             "Transfer-Encoding, several Content-Length, a coding other than chunked), or "
+             "bytes an HTTP/1.1 request line cannot carry (a space, control character or # in "
+             "the method or target, a header name that is not a token), whatever "
+             "validate_inbound_headers says"),
+    Reason.UPGRADE: Outcome(
+        400, _UNDECIDABLE + "protocol upgrades other than WebSocket (asked for: {asked}).\n",
+        close=True,
+        when="an Upgrade to anything but WebSocket (an h2c offer alone is dropped instead); "
+             "an origin's 101 to anything but WebSocket closes the connection before the 101 "
+             "reaches the client (event cut, status 502)"),
+    Reason.AUDIT_UNAVAILABLE: Outcome(
+        503, "robotsgate cannot write its audit log, so it refuses every request it would have "
+             "to record (a refusal, or a wait for politeness) until it can; requests that go "
+             "straight through are not recorded and still pass.\n", retry_after=60,
+        when="the audit log cannot be written and robots_audit_failure is closed: every "
+             "request whose decision would be recorded"),
+    Reason.REDIS_UNAVAILABLE: Outcome(
+        503, "robotsgate cannot reach the Redis its fleet shares; nothing is forwarded until it "
+             "can.\n", retry_after=5,
+        tunnel="robotsgate cannot reach the Redis its fleet shares; this tunnel was refused.\n",
+        when="the fleet's Redis cannot be reached and robots_redis_fallback is closed"),
+    Reason.INTERNAL_ERROR: Outcome(
+        503, "robotsgate could not decide this request; it was not forwarded.\n",
+        retry_after=60,
+        tunnel="robotsgate could not decide this tunnel; it was refused.\n",
+        when="anything went wrong inside robotsgate: fail closed, never forwarded; the "
+             "traceback goes to mitmproxy's log"),
+}
+
+# What the reasons that are no answer of the proxy's mean: requests forwarded (and why they
+# waited, or not), tunnels let through, connections closed.
+FORWARDED: Final[dict[Reason, str]] = {
+    Reason.ALLOWED: "robots.txt allows it, and there is no interval to keep",
+    Reason.ROBOTS_TXT: "a bot's own request for /robots.txt: always allowed",
+    Reason.TUNNEL: "a CONNECT decided on its host alone (ignore_hosts, allow_hosts)",
+    Reason.NOT_INTERCEPTED: "a CONNECT that mitmproxy then passes through unseen (event tunnel)",
+    Reason.CRAWL_DELAY: "forwarded after the wait robots.txt's Crawl-delay asks for",
+    Reason.CRAWL_DELAY_CLAMPED: "forwarded after a wait of robots_max_crawl_delay, the site's "
+                                "longer Crawl-delay cut down to it",
+    Reason.REQUEST_RATE: "forwarded after the wait robots.txt's Request-rate asks for",
+    Reason.MIN_DELAY: "forwarded after the wait robots_min_delay_ms asks for",
+    Reason.PUSHBACK: "forwarded after the pause the origin asked for (its own 429 or 503)",
+    Reason.PROTOCOL: "a connection that carries nothing robotsgate can decide (DNS, UDP, raw "
+                     "QUIC, raw TCP outside a tunnel), closed at once; method is TCP, UDP, DNS "
+                     "or QUIC",
 }
 
 

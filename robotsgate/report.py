@@ -244,10 +244,12 @@ class Bounds:
 @dataclass(frozen=True, slots=True)
 class Only:
     """The records a report is about: one agent's (product token, any case), one host's (any
-    port unless one is given), or both. None: every record."""
+    port unless one is given), those whose User-Agent holds some text (any case), or several
+    of these at once. None: every record."""
 
     agent: str | None = None
     host: str | None = None
+    user_agent: str | None = None
 
     def __post_init__(self) -> None:
         if self.host is not None and (not self.host or re.search(r"[/\s@?#]", self.host)):
@@ -261,6 +263,9 @@ class Only:
         if self.agent is not None and \
                 str(record.get("agent") or "*").lower() != self.agent.lower():
             return False
+        if self.user_agent is not None and \
+                self.user_agent.lower() not in str(record.get("user_agent") or "").lower():
+            return False
         if self.host is None:
             return True
         wanted, host = self.host.lower(), _host(record).lower()
@@ -268,6 +273,8 @@ class Only:
 
     def text(self) -> str:
         said = [f"agent {self.agent}"] if self.agent is not None else []
+        if self.user_agent is not None:
+            said.append(f"User-Agent with {self.user_agent!r}")
         return ", ".join(said + ([f"host {self.host}"] if self.host is not None else []))
 
 
@@ -335,6 +342,11 @@ class Summary:
     # The top tables, all of blocks, made from `bounds`.
     hosts: TopCounts[str] = field(init=False)
     agents: TopCounts[str] = field(init=False)
+    # Bots named by nothing but their User-Agent all decide as *: their User-Agents tell them
+    # apart.
+    user_agents: TopCounts[str] = field(init=False)
+    # Delays (forwarded after a politeness wait), per host.
+    delayed_hosts: TopCounts[str] = field(init=False)
     paths: TopCounts[str] = field(init=False)
     urls: TopCounts[str] = field(init=False)
     rules: TopCounts[RuleKey] = field(init=False)
@@ -350,6 +362,7 @@ class Summary:
     def __post_init__(self) -> None:
         keys = self.bounds.keys
         self.hosts, self.agents = TopCounts(keys), TopCounts(keys)
+        self.user_agents, self.delayed_hosts = TopCounts(keys), TopCounts(keys)
         self.paths, self.urls = TopCounts(keys), TopCounts(keys)
         self.rules, self.reasons, self.statuses = TopCounts(keys), TopCounts(keys), \
             TopCounts(keys)
@@ -369,6 +382,7 @@ class Summary:
         if event == "delay":
             self.delays += 1
             self.delay_ms += _int(record.get("delay_ms")) or 0
+            self.delayed_hosts.add(_host(record))
         if event not in BLOCK_EVENTS:
             return
         self.blocks += 1
@@ -380,6 +394,7 @@ class Summary:
         path, url = _path_and_url(url if isinstance(url, str) else "")
         self.hosts.add(host)
         self.agents.add(agent)
+        self.user_agents.add(_cut(str(record.get("user_agent") or "(none)")))
         self.paths.add(path)
         self.urls.add(url)
         self.reasons.add(reason)
@@ -565,6 +580,10 @@ def path_text(path: str) -> str:
     return path if path != NO_PATH else "(no path: a connection)"
 
 
+def plural(count: int, noun: str) -> str:
+    return noun if count == 1 else f"{noun}s"
+
+
 def count_text(row: Count[Any]) -> str:
     """A count as printed: ~ in front when it is an estimate (an upper bound)."""
     return f"~{row.count:,}" if row.error else f"{row.count:,}"
@@ -623,6 +642,7 @@ def render_text(summary: Summary, *, top: int = 10, broken_down: int = 5, each: 
     tables: list[tuple[str, str, TopCounts[Any], Callable[[Any], str]]] = [
         ("blocked hosts", "host", summary.hosts, str),
         ("blocked agents", "agent", summary.agents, str),
+        ("blocked User-Agents", "User-Agent", summary.user_agents, str),
         ("blocked paths", "path", summary.paths, path_text),
         ("blocked URLs", "URL", summary.urls, str),
         ("deciding rules", "rule", summary.rules, rule_text),
@@ -635,6 +655,8 @@ def render_text(summary: Summary, *, top: int = 10, broken_down: int = 5, each: 
                     summary.purpose_hosts, purpose_host_text)]
     for title, noun, counts, name in tables:
         out += ["", *table(title, counts, top, summary.blocks, noun, name)]
+    if summary.delays:
+        out += ["", *table("delayed hosts", summary.delayed_hosts, top, summary.delays, "host")]
     if broken_down:
         for kind, breakdown in (("agent", summary.by_agent), ("host", summary.by_host)):
             out += ["", *breakdown_text(kind, breakdown, broken_down, each)]
@@ -680,7 +702,7 @@ def breakdown_text(kind: str, breakdown: Breakdown, broken_down: int,
         detail = breakdown.details[row.key]
         partial = (f"; {what} of its last {detail.paths.total:,} only"
                    if detail.paths.total != row.count else "")
-        yield f"  {kind} {row.key}: {count_text(row)} blocks{partial}"
+        yield f"  {kind} {row.key}: {count_text(row)} {plural(row.count, 'block')}{partial}"
         yield from table("paths", detail.paths, each, detail.paths.total, "path", path_text,
                          indent="      ")
         if detail.urls is not None:

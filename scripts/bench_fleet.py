@@ -10,6 +10,7 @@ so that both see the same machine. Target: Redis / memory >= 0.90.
     .venv/bin/python scripts/bench_fleet.py [--rounds 6] [--requests 3000] [--concurrency 32]
     .venv/bin/python scripts/bench_fleet.py --faults
     .venv/bin/python scripts/bench_fleet.py --spacing
+    .venv/bin/python scripts/bench_fleet.py --workers
 
 --faults instead does to a private redis-server what an operator's bad day does, with two real
 proxies (fallback closed), and prints what each fault cost: a restart (requests refused after
@@ -24,9 +25,13 @@ answered meanwhile, the shortest gap at the origin against its Crawl-delay).
 its own, as fast as they answer) and sends bursts of paced requests to a site with
 `Crawl-delay: 1` through both: the shortest gap at the origin, and how many fell under 1 s.
 
-Needs redis-server (Debian: apt-get install redis-server). Besides requests/s it prints the
-requests per CPU-second of each mitmdump (less sensitive to the client sharing the machine)
-and how many Redis round trips the Redis rounds cost.
+--workers measures several proxies on one machine as deploy/ ships them: HAProxy
+(deploy/haproxy/robotsgate.cfg) in front of one worker, then of two, all on one Redis, in
+alternating rounds of the same load: requests/s of each, and their ratio.
+
+Needs redis-server (Debian: apt-get install redis-server), and haproxy for --workers. Besides
+requests/s it prints the requests per CPU-second of each mitmdump (less sensitive to the
+client sharing the machine) and how many Redis round trips the Redis rounds cost.
 """
 
 import argparse
@@ -53,6 +58,7 @@ from tests.e2e.origins import Origin  # noqa: E402
 from tests.e2e.proxy import Proxy  # noqa: E402
 from tests.e2e.redis_cluster import Cluster  # noqa: E402
 from tests.e2e.redis_server import RedisServer  # noqa: E402
+from tests.e2e.test_scaling import HAProxy  # noqa: E402
 
 # The origin: a minimal keep-alive HTTP/1.1 server on asyncio, in a process of its own.
 ORIGIN = r"""
@@ -374,6 +380,48 @@ def spacing(bursts: int = 5, per_proxy: int = 2) -> int:
             server.stop()
 
 
+def workers(args: argparse.Namespace) -> int:
+    """Requests/s through HAProxy to one worker and to two, alternating rounds."""
+    port = free_port()
+    origin = subprocess.Popen([sys.executable, "-c", ORIGIN, str(port)])
+    origin_url = f"http://127.0.0.1:{port}"
+    with tempfile.TemporaryDirectory() as workdir:
+        work = Path(workdir)
+        server = RedisServer(work / "redis")
+        quiet = {"flow_detail": 0, "robots_redis": server.url}
+        pool = [Proxy(work / f"worker{i}", {**quiet, "robots_audit_log": str(work / "a.jsonl")})
+                for i in range(2)]
+        fronts = {"1 worker": HAProxy(work / "one", [pool[0].port]),
+                  "2 workers": HAProxy(work / "two", [p.port for p in pool])}
+        rates: dict[str, list[float]] = {name: [] for name in fronts}
+        failed = 0
+        try:
+            for front in fronts.values():  # robots.txt cached, connections warm
+                asyncio.run(load(front.url, origin_url, 500, args.concurrency))
+            for r in range(args.rounds):
+                for name in list(fronts) if r % 2 == 0 else list(reversed(fronts)):
+                    start = time.perf_counter()
+                    failed += asyncio.run(load(fronts[name].url, origin_url, args.requests,
+                                               args.concurrency))
+                    rates[name].append(args.requests / (time.perf_counter() - start))
+                    print(f"  round {r + 1} {name:9} {rates[name][-1]:8.0f} req/s", flush=True)
+        finally:
+            for front in fronts.values():
+                front.stop()
+            for proxy in pool:
+                proxy.stop()
+            server.stop()
+            origin.terminate()
+            origin.wait(timeout=10)
+    one, two = (sum(rates[name]) / len(rates[name]) for name in fronts)
+    print(f"{args.rounds} rounds x {args.requests} requests, {args.concurrency} concurrent "
+          f"keep-alive clients through HAProxy (leastconn), cached robots.txt, one Redis; "
+          f"{os.cpu_count()} CPUs for everything")
+    print(f"  1 worker  {one:8.0f} req/s\n  2 workers {two:8.0f} req/s")
+    print(f"  ratio     {two / one:.2f}")
+    return 0 if not failed else 1
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=6)
@@ -382,11 +430,15 @@ def main() -> int:
     parser.add_argument("--faults", action="store_true", help="measure what faults cost")
     parser.add_argument("--spacing", action="store_true",
                         help="measure paced requests' gaps at the origin under load")
+    parser.add_argument("--workers", action="store_true",
+                        help="one worker against two behind HAProxy, on one Redis")
     args = parser.parse_args()
     if args.faults:
         return faults()
     if args.spacing:
         return spacing()
+    if args.workers:
+        return workers(args)
 
     port = free_port()
     origin = subprocess.Popen([sys.executable, "-c", ORIGIN, str(port)])

@@ -1,6 +1,14 @@
 #!/usr/bin/env bash
 # Installs robotsgate with its test extra into .venv and runs every test.
 # Extra arguments go to pytest, e.g.: scripts/test.sh tests/protocol -x
+#
+# What it changes on the machine, before any test runs (docs/development.md):
+# - .venv: robotsgate and its test extra (pytest, hypothesis, linters, MkDocs, the reference
+#   parsers, the client libraries the tests drive);
+# - Debian packages, only those missing, with one apt-get call it announces first: curl, wget,
+#   nodejs, golang-go, chromium and libnss3-tools (the client recipes), redis-server (the fleet
+#   tests start private servers), systemd (systemd-analyze), logrotate and haproxy (deploy/);
+# - a Redis on 127.0.0.1:6379 when none answers there, stopped again when the tests end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh test
@@ -19,14 +27,24 @@ need certutil libnss3-tools
 need redis-server redis-server
 need systemd-analyze systemd
 need logrotate logrotate
+need haproxy haproxy
 if [ -n "$missing" ]; then
-    echo "installing:$missing" >&2
+    echo "scripts/test.sh: installing the Debian packages the tests drive:$missing" >&2
     apt-get update -qq && apt-get install -y -qq $missing >/dev/null
 fi
+started_redis=""
 if ! .venv/bin/python -c 'import redis; redis.Redis(port=6379, socket_connect_timeout=2).ping()' \
         >/dev/null 2>&1; then
+    echo "scripts/test.sh: starting a Redis on 127.0.0.1:6379 for the tests (stopped after)" >&2
     mkdir -p /var/lib/redis /var/log/redis
     redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly no \
-        --dir /var/lib/redis --logfile /var/log/redis/ci.log
+        --dir /var/lib/redis --logfile /var/log/redis/ci.log --pidfile /var/run/robotsgate-test-redis.pid
+    started_redis=yes
 fi
-exec .venv/bin/python -m pytest "$@"
+status=0
+.venv/bin/python -m pytest "$@" || status=$?
+if [ -n "$started_redis" ]; then
+    .venv/bin/python -c 'import redis; redis.Redis(port=6379).shutdown(nosave=True)' \
+        >/dev/null 2>&1 || true
+fi
+exit "$status"

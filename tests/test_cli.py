@@ -124,6 +124,19 @@ def test_check_shows_what_the_site_wrote_with_its_controls_escaped(site: Origin)
     assert [s.user_agent for s in site.robots_fetches()] == ["MyBot (+https://bots.example/about)"]
 
 
+def test_check_without_an_agent_decides_as_a_bot_that_names_itself_nowhere(
+        site: Origin) -> None:
+    done = run("check", site.url("/private/x"))
+    assert done.returncode == 1
+    assert field(done.stdout, "agent") == "*"
+
+
+def test_check_says_how_a_name_that_is_no_token_is_read(site: Origin) -> None:
+    done = run("check", site.url("/public"), "--agent", "MJ12bot")
+    assert "MJ12bot is not a product token" in field(done.stdout, "note")
+    assert "bot, mj" in field(done.stdout, "note")
+
+
 def test_check_with_a_file_fetches_nothing(site: Origin, tmp_path: Path) -> None:
     robots = tmp_path / "robots.txt"
     robots.write_text(ROBOTS)
@@ -175,7 +188,6 @@ def test_check_json(site: Origin) -> None:
 @pytest.mark.parametrize("args", [
     ["check", "ftp://example.com/x", "--agent", "MyBot"],
     ["check", "not a url", "--agent", "MyBot"],
-    ["check", "http://example.com/x"],  # no --agent
     ["check", "http://example.com/x", "--agent", "MyBot", "--robots", "/nonexistent"],
     ["check", "http://example.com/x", "--agent", "MyBot", "--semantics", "strict"],
     [],
@@ -297,3 +309,35 @@ def test_help_lists_the_commands(module: bool) -> None:
 
 def test_the_console_script_is_installed() -> None:
     assert os.access(ROBOTSGATE, os.X_OK)
+
+
+# -- the command itself ----------------------------------------------------------------------
+
+
+def test_version_help_and_usage_mistakes() -> None:
+    version = run("--version")
+    assert version.returncode == 0 and re.fullmatch(r"robotsgate \S+\n", version.stdout)
+    bare = run()
+    assert bare.returncode == 2 and "COMMAND" in bare.stderr and "check" in bare.stderr
+    for command in ("check", "lint", "report", "show"):
+        helped = run("help", command)
+        assert helped.returncode == 0 and f"usage: robotsgate {command}" in helped.stdout
+    assert "usage: robotsgate serve" in run("help", "serve").stdout
+    assert run("help").returncode == 0
+    wrong = run("help", "bogus")
+    assert wrong.returncode == 2 and "help takes one of" in wrong.stderr
+
+
+def test_show_says_when_the_archive_is_not_there(tmp_path: Path) -> None:
+    done = run("show", "abcdef", "--archive", str(tmp_path / "nodir"))
+    assert done.returncode == 2
+    assert "no such folder" in done.stderr
+
+
+def test_report_reads_the_proxys_default_log_by_default(tmp_path: Path) -> None:
+    record = {"ts": "2026-03-01T10:00:00.000+00:00", "event": "block", "reason": "disallowed",
+              "status": 403, "agent": "MyBot", "url": "http://a.example/x"}
+    (tmp_path / "robots-audit.jsonl").write_text(json.dumps(record) + "\n")
+    done = subprocess.run([str(ROBOTSGATE), "report"], capture_output=True, text=True,
+                          timeout=60, cwd=tmp_path)
+    assert done.returncode == 0 and "blocks: 1 " in done.stdout

@@ -646,3 +646,35 @@ def main(argv: list[str]) -> int:
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
+
+
+# -- several workers on one machine (robotsgate@.service, haproxy/) ---------------------------
+
+TEMPLATE = DEPLOY / "robotsgate@.service"
+
+
+def test_the_worker_template_is_the_unit_but_for_its_port_and_shared_user() -> None:
+    unit = UNIT.read_text().split("[Unit]", 1)[1].splitlines()
+    template = TEMPLATE.read_text().split("[Unit]", 1)[1].splitlines()
+    added = [line for line in template if line not in unit]
+    removed = [line for line in unit if line not in template]
+    assert [line.split("=", 1)[0] for line in removed] == ["Description", "ExecStart"]
+    assert added[0].startswith("Description=robotsgate worker on 127.0.0.1:%i")
+    assert added[1] == removed[1].replace(
+        " serve ", " serve --listen-host 127.0.0.1 --listen-port %i ", 1)
+    assert added[2:] == ["# One dynamic user for every worker (by name): they share the CA "
+                         "and the audit log.", "User=robotsgate"]
+
+
+def test_a_worker_passes_systemd_analyze_verify(tmp_path: Path) -> None:
+    tool = require_tool("systemd-analyze", package="systemd")
+    checked = tmp_path / "robotsgate@8081.service"
+    checked.write_text(TEMPLATE.read_text().replace(f"ExecStart={INSTALLED} ",
+                                                    f"ExecStart={CHECKOUT} ", 1))
+    result = subprocess.run([tool, "verify", str(checked)], capture_output=True, text=True,
+                            timeout=60)
+    assert (result.returncode, result.stdout + result.stderr) == (0, "")
+    security = subprocess.run([tool, "security", "--offline=true", str(TEMPLATE)],
+                              capture_output=True, text=True, timeout=60)
+    [overall] = re.findall(r"Overall exposure level for \S+: (\d+\.\d+)", security.stdout)
+    assert float(overall) <= MAX_EXPOSURE

@@ -187,7 +187,9 @@ def test_only_one_agent_or_one_host(tmp_path: Path) -> None:
     b_any = run("report", str(log), "--host", "B.example")
     assert table(b_any.stdout, "blocked hosts") == {"b.example:8080": 3}
     assert table(b_any.stdout, "blocked agents") == {"AlphaBot": 3}
-    assert "records:   0 " in run("report", str(log), "--host", "b.example:9999").stdout
+    none = run("report", str(log), "--host", "b.example:9999")
+    assert none.returncode == 2 and "no audit records matching host b.example:9999" in \
+        none.stderr
     both = run("report", str(log), "--host", "c.example", "--agent", "GammaBot")
     assert "records:   7 " in both.stdout and "only:      agent GammaBot, host c.example" in \
         both.stdout
@@ -419,6 +421,33 @@ def test_report_escapes_what_bots_sent(tmp_path: Path) -> None:
     assert 'onmouseover="' not in page
 
 
+def test_bots_named_by_their_user_agent_are_told_apart(tmp_path: Path) -> None:
+    log = tmp_path / "audit.jsonl"
+    records = [{**record("*", f"http://a.example/{n}"), "user_agent": agent}
+               for n, agent in enumerate(["CrawlerX/1.0", "CrawlerX/1.1", "python-requests/2"])]
+    records += [record("*", "http://a.example/d", event="delay", reason="crawl-delay")]
+    log.write_text("".join(json.dumps(r) + "\n" for r in records))
+    done = run("report", str(log))
+    assert table(done.stdout, "blocked agents") == {"*": 3}
+    assert table(done.stdout, "blocked User-Agents") == {
+        "CrawlerX/1.0": 1, "CrawlerX/1.1": 1, "python-requests/2": 1}
+    assert table(done.stdout, "delayed hosts") == {"a.example": 1}
+    only = run("report", str(log), "--user-agent", "crawlerx")
+    assert "blocks: 2 " in only.stdout
+    assert "only:      User-Agent with 'crawlerx'" in only.stdout
+    # Asked by a token no record has: the agents there are, and how to tell the others apart.
+    missing = run("report", str(log), "--agent", "CrawlerX")
+    assert missing.returncode == 2
+    assert "agents in the log: *" in missing.stderr and "--user-agent" in missing.stderr
+
+
+def test_one_block_is_one_block(tmp_path: Path) -> None:
+    log = tmp_path / "audit.jsonl"
+    log.write_text(json.dumps(record("SoloBot", "http://a.example/x")) + "\n")
+    done = run("report", str(log))
+    assert "agent SoloBot: 1 block\n" in done.stdout
+
+
 def test_the_terminal_report_shows_control_characters_escaped(tmp_path: Path) -> None:
     # A bot's path that clears the screen and retitles the window, one that forges a row, a
     # site's rule that rings the bell, an agent name with a bidi override.
@@ -469,7 +498,7 @@ def test_report_since_and_until(tmp_path: Path) -> None:
     assert table(done.stdout, "blocked hosts") == {"b.example:8080": 3, "a.example": 2}
     assert "records:   9 " in done.stdout
     nothing = run("report", str(log), "--since", "1h")  # the sample is from the past
-    assert "records:   0 " in nothing.stdout and "top blocked hosts\n  (none)" in nothing.stdout
+    assert nothing.returncode == 2 and "no audit records in" in nothing.stderr
 
 
 def test_report_of_several_logs_adds_them_up(tmp_path: Path) -> None:

@@ -12,18 +12,33 @@ Exit status: 0 allowed / clean / done, 1 disallowed / findings, 2 error (includi
 import argparse
 import sys
 from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
 
 from robotsgate.cli import check, lint, report, serve, show
 from robotsgate.cli.common import ERROR, CliError
+
+_COMMANDS = ("serve", "check", "lint", "report", "show")
+
+
+def _version() -> str:
+    try:
+        return version("robotsgate")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown (not installed)"
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="robotsgate", description="Tools for the people who run the robotsgate proxy.",
-        epilog="Exit status: 0 allowed / no findings, 1 disallowed / findings, 2 error.")
+        epilog="Exit status: 0 allowed / no findings, 1 disallowed / findings, 2 error "
+               "(a usage mistake included). `robotsgate help COMMAND` (or COMMAND --help) "
+               "says more of one.")
+    parser.add_argument("--version", action="version", version=f"robotsgate {_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in (serve, check, lint, report, show):  # in the order --help lists them
         command.add_parser(commands)
+    commands.add_parser("help", help="this help, or a command's: robotsgate help COMMAND",
+                        add_help=False)
     return parser
 
 
@@ -33,6 +48,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Everything after "serve" is mitmdump's: argparse would take its options for ours.
         return serve.serve(argv[1:])
     parser = build_parser()
+    if not argv:  # a usage mistake: say what there is, on the error stream
+        parser.print_help(sys.stderr)
+        return ERROR
+    if argv[0] == "help":
+        if argv[1:] == ["serve"]:
+            return serve.serve(["--help"])
+        if len(argv) > 2 or (argv[1:] and argv[1] not in _COMMANDS):
+            parser.error(f"help takes one of {', '.join(_COMMANDS)}")
+        argv = [*argv[1:], "--help"] if argv[1:] else ["--help"]
     args = parser.parse_args(argv)
     if getattr(args, "top", 1) < 1:
         parser.error("--top must be at least 1")

@@ -7,6 +7,8 @@ by the proxy's own Gate, so the answer is the proxy's answer.
 import argparse
 import asyncio
 import json
+import logging
+import re
 import sys
 import time
 from dataclasses import dataclass
@@ -33,6 +35,7 @@ from robotsgate.protocol import (
     MAX_BYTES,
     RobotsTxt,
     is_product_token,
+    product_tokens,
     seconds_until_open,
 )
 from robotsgate.purposes import PurposeMap, parse_purposes
@@ -161,6 +164,7 @@ def _check_facts(c: Checked) -> dict[str, Any]:
                   for category, p in v.usage.preferences},
         "usage_header": v.usage.render() or None,  # X-Robotsgate-Usage, as far as robots.txt goes
         "purposes": sorted(c.purposes),
+        "agent_note": _agent_note(c.agent_arg),
         "usage_refusal": v.usage_refusal.explain() if v.usage_refusal else None,
     }
     if robots is not None:
@@ -176,6 +180,15 @@ def _check_facts(c: Checked) -> dict[str, Any]:
             facts["visit_time_open"] = not closed_for
             facts["opens_in"] = closed_for or None
     return facts
+
+
+def _agent_note(agent: str) -> str | None:
+    """What a bot name that is no product token is read as (MJ12bot: a User-Agent naming MJ)."""
+    if not agent or is_product_token(agent) or re.search(r"[\s/;()]", agent):
+        return None  # a token, or plainly a whole User-Agent header
+    tokens = ", ".join(sorted(product_tokens(agent))) or "none"
+    return (f"{agent} is not a product token (letters, '-' and '_' only, RFC 9309): read as a "
+            f"User-Agent header, whose product tokens are {tokens}")
 
 
 def _check_text(f: dict[str, Any]) -> str:
@@ -202,6 +215,8 @@ def _check_text(f: dict[str, Any]) -> str:
     if kind == "ok" and f["robots_error"]:
         rows.append(("note", f"last fetch failed ({f['robots_error']}); a stale copy decides"))
     rows.append(("agent", f["agent"]))
+    if f["agent_note"]:
+        rows.append(("note", f["agent_note"]))
     if f["group"] is not None:
         rows.append(("group", f"{', '.join(f['group'])} (line {f['group_line']})"))
     elif kind is not None and kind != "unreachable":
@@ -244,6 +259,9 @@ def _check_text(f: dict[str, Any]) -> str:
 
 
 def run_check(args: argparse.Namespace) -> int:
+    # The proxy's own log line about an unreachable robots.txt ("nothing is forwarded to it for
+    # the next 60 s") is not this command's to say: its answer says it.
+    logging.getLogger("robotsgate.retrieval").setLevel(logging.ERROR)
     checked = asyncio.run(check(args))
     facts = _check_facts(checked)
     if args.json:
@@ -264,9 +282,10 @@ def add_parser(commands: Commands) -> None:
         epilog="Exit status: 0 allowed, 1 disallowed (by a rule, by usage preferences for "
                "every --purpose, or robots.txt unreachable: complete disallow), 2 error.")
     p.add_argument("url", help="the URL a bot would request, http:// or https://")
-    p.add_argument("--agent", required=True, metavar="TOKEN",
+    p.add_argument("--agent", default="", metavar="TOKEN",
                    help="the bot: a product token (MyBot), obeyed as robots_agent is; or a "
-                        "whole User-Agent header, read as the proxy reads one")
+                        "whole User-Agent header, read as the proxy reads one (default: none, "
+                        "as a bot that names itself nowhere: the * group)")
     p.add_argument("--robots", metavar="FILE",
                    help="read robots.txt from FILE ('-': standard input) instead of fetching it")
     p.add_argument("--purpose", metavar="CATEGORIES", type=_purposes, default=frozenset(),

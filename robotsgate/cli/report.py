@@ -97,8 +97,8 @@ def run_report(args: argparse.Namespace) -> int:
     try:
         since = parse_when(args.since, now) if args.since else None
         until = parse_when(args.until, now) if args.until else None
-        only = Only(agent=args.agent, host=args.host) \
-            if args.agent is not None or args.host is not None else None
+        only = Only(agent=args.agent, host=args.host, user_agent=args.user_agent) \
+            if (args.agent, args.host, args.user_agent) != (None, None, None) else None
     except ValueError as exc:
         raise CliError(str(exc)) from None
     broken_down, each = args.breakdown
@@ -111,6 +111,15 @@ def run_report(args: argparse.Namespace) -> int:
                                     bounds=Bounds.to_show(**shown))
         except (EOFError, gzip.BadGzipFile) as exc:  # a .gz cut short, or not gzip at all
             raise CliError(f"cannot read a compressed log: {exc}") from None
+    if summary.records == 0:
+        # Nothing to sum up: a wrong file, a filter that matches nothing, or a new log.
+        what = f" matching {only.text()}" if only is not None else ""
+        skipped = f" ({summary.skipped:,} lines that are not)" if summary.skipped else ""
+        hint = (f"; agents in the log: {', '.join(sorted(_agents_in(args.logs))) or 'none'} "
+                f"(bots named by their User-Agent alone are *: --user-agent tells them apart)"
+                if only is not None and only.agent is not None else "")
+        raise CliError(f"no audit records{what} in {', '.join(summary.sources)}{skipped}"
+                       f"{hint}")
     sys.stdout.write(render_text(summary, **shown))
     if args.html:
         page = render_html(summary, **shown, generated=timestamp(now))
@@ -120,6 +129,16 @@ def run_report(args: argparse.Namespace) -> int:
             raise CliError(f"cannot write {args.html}: {exc.strerror or exc}") from None
         print(f"html report: {args.html}")
     return OK
+
+
+def _agents_in(logs: list[str]) -> set[str]:
+    """The agents a report without --agent would show (a second, short pass: at most 20)."""
+    with ExitStack() as stack:
+        try:
+            summary = read(_open_logs(stack, logs), bounds=Bounds.to_show(20, 0, 0))
+        except (CliError, EOFError, gzip.BadGzipFile):
+            return set()
+    return {str(row.key) for row in summary.agents.top(20)}
 
 
 def add_parser(commands: Commands) -> None:
@@ -140,8 +159,9 @@ def add_parser(commands: Commands) -> None:
                "above that, and marks with ~ the counts that are estimates (upper bounds, "
                "at most the error it states too high). A key with more than 1/N of a "
                "table's blocks, N the keys it keeps, is never dropped.")
-    p.add_argument("logs", nargs="+", metavar="AUDIT.jsonl",
-                   help="audit logs (rotated ones too; '-': standard input)")
+    p.add_argument("logs", nargs="*", metavar="AUDIT.jsonl", default=["robots-audit.jsonl"],
+                   help="audit logs (rotated ones too; '-': standard input; default: "
+                        "robots-audit.jsonl, the proxy's default robots_audit_log)")
     p.add_argument("--since", metavar="WHEN",
                    help="only records from then on: 2026-01-31, 2026-01-31T12:00 (UTC unless "
                         "a zone is given) or an age: 90m, 24h, 7d, 2w")
@@ -155,6 +175,9 @@ def add_parser(commands: Commands) -> None:
     p.add_argument("--agent", metavar="TOKEN",
                    help="only the records of this agent: its product token as the audit log "
                         "has it, any case (* for requests no named group applied to)")
+    p.add_argument("--user-agent", metavar="TEXT",
+                   help="only the records whose User-Agent holds TEXT, any case: bots named by "
+                        "nothing but their User-Agent are all agent *, and this tells them apart")
     p.add_argument("--host", metavar="HOST",
                    help="only the records of this host: a.example (any port) or "
                         "b.example:8080 (that port only)")

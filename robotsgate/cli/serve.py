@@ -1,8 +1,10 @@
 """`robotsgate serve`: mitmdump with robotsgate's addons, from this installation."""
 
 import argparse
+import errno
 import os
 import shutil
+import socket
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,9 +22,40 @@ to mitmdump, so any mitmproxy option works alongside robotsgate's robots_* optio
 Defaults, each overridden by giving it: --listen-host 127.0.0.1 (or $ROBOTSGATE_HOST),
 --listen-port 8080 (or $ROBOTSGATE_PORT), and --set flow_detail=0 (no line per request: the
 audit log is the record; --set flow_detail=1 lists them). At start-up one line says what is in
-force; a misspelled option or a bad value stops it with one line and exit status 2.
-robotsgate's options: `mitmdump -s <robotsgate>/addon.py --options`, or the README.
+force; a misspelled option (robotsgate's or mitmproxy's), a bad value, an argument mitmdump
+does not take or a port in use stops it with one line and exit status 2.
+robotsgate's options: docs/operating/options.md, or `robotsgate serve --options`.
 """
+
+
+def _listen_address(args: Sequence[str]) -> tuple[str, int] | None:
+    """Where mitmdump will listen, read as mitmdump reads its arguments; a usage mistake exits
+    here with status 2 (mitmdump itself would say 1), naming it."""
+    from robotsgate.mitm.compat import mitmdump_arguments  # only serve loads mitmproxy here
+
+    parsed = mitmdump_arguments(args, prog="robotsgate serve")
+    host, port = parsed.listen_host, parsed.listen_port
+    for option in parsed.setoptions or ():
+        name, _, value = option.partition("=")
+        if name == "listen_host":
+            host = value
+        elif name == "listen_port" and value.isdigit():
+            port = int(value)
+    if parsed.mode:
+        return None  # modes name their own addresses (regular@8082, ...): mitmdump says
+    return (host if host is not None else os.environ.get("ROBOTSGATE_HOST", "127.0.0.1"),
+            port if port is not None else int(os.environ.get("ROBOTSGATE_PORT", "8080")))
+
+
+def _in_use(host: str, port: int) -> bool:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as mitmdump binds
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            return exc.errno == errno.EADDRINUSE
+    return False
 
 
 def serve(args: Sequence[str]) -> int:
@@ -30,6 +63,11 @@ def serve(args: Sequence[str]) -> int:
     if any(arg in ("-h", "--help") for arg in args):
         print(SERVE_HELP, end="")
         return 0
+    address = _listen_address(args)
+    if address is not None and address[1] and _in_use(*address):
+        print(f"robotsgate serve: {address[0] or '*'}:{address[1]} is in use (another proxy?): "
+              f"--listen-port N (or ROBOTSGATE_PORT) picks another port", file=sys.stderr)
+        return ERROR
     here = Path(sys.executable).parent  # the mitmdump installed beside this robotsgate
     mitmdump = shutil.which("mitmdump", path=str(here)) or shutil.which("mitmdump")
     if mitmdump is None:

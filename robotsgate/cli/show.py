@@ -16,6 +16,9 @@ from robotsgate.cli.common import (
 def run_show(args: argparse.Namespace) -> int:
     """The archived robots.txt behind an audit record's robots_sha256."""
     archive = Path(args.archive)
+    if not archive.is_dir():
+        raise CliError(f"no such folder: {archive} (the robots_archive_dir the proxy keeps "
+                       f"robots.txt files in)")
     sha = _archived(archive, args.sha256.lower())
     body = archive / sha
     try:

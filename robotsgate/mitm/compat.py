@@ -5,13 +5,16 @@ mitmproxy is the one these were read against (`CHECKED`), and tests/test_compat.
 against mitmproxy's own behaviour, so that an upgrade fails in one place.
 """
 
+import argparse
 import logging
+from collections.abc import Sequence
 
-from mitmproxy import connection, version
+from mitmproxy import connection, ctx, options, version
 from mitmproxy.proxy import layer
 from mitmproxy.proxy.layers.http import HttpStream
 from mitmproxy.proxy.layers.http._events import RequestHeaders
 from mitmproxy.proxy.layers.http._http1 import Http1Client
+from mitmproxy.tools import cmdline
 
 from robotsgate.mitm import keys
 
@@ -26,6 +29,24 @@ def check() -> None:
         logger.warning("robotsgate: its mitmproxy layer was checked against mitmproxy %s.x, "
                        "this is %s: run its tests before relying on it", CHECKED,
                        version.VERSION)
+
+
+def mitmdump_arguments(args: Sequence[str], *, prog: str) -> argparse.Namespace:
+    """mitmdump's command line read as mitmdump reads it (mitmproxy.tools.cmdline), so that
+    `robotsgate serve` can refuse a mistake with status 2 before it starts mitmdump (which
+    turns argparse's 2 into 1). Raises SystemExit(2), argparse's message printed."""
+    parser: argparse.ArgumentParser = cmdline.mitmdump(options.Options())
+    parser.prog = prog
+    return parser.parse_args(list(args))
+
+
+def listening() -> list[tuple[str, int]]:
+    """(host, port) of every address the proxy listens on (mitmproxy's proxyserver addon);
+    host "" or an unspecified address: every address of this machine."""
+    proxyserver = ctx.master.addons.get("proxyserver")
+    if proxyserver is None:
+        return []
+    return [(str(address[0]), int(address[1])) for address in proxyserver.listen_addrs()]
 
 
 def patch() -> None:

@@ -16,8 +16,8 @@ Upstream TLS names the decided host, whatever server name the client sent (`tls_
 runs before mitmproxy's own, which would take the client's): a front that routes by server name
 serves the host whose robots.txt decided.
 
-The proxy's own listening sockets are learnt once it runs (`running`), so that no request is
-sent to them by any name or address.
+The proxy's own listening sockets are learnt once it runs (robotsgate.mitm.runtime), so that no
+request is sent to them by any name or address.
 """
 
 import logging
@@ -26,7 +26,7 @@ from typing import Any
 from mitmproxy import ctx
 from mitmproxy.proxy.mode_specs import ProxyMode, ReverseMode, UpstreamMode
 
-from robotsgate.egress import Refused, Socket
+from robotsgate.egress import Refused
 from robotsgate.mitm import compat
 from robotsgate.mitm.runtime import Runtime
 from robotsgate.protocol.hosts import canonical_host
@@ -39,10 +39,6 @@ class Egress:
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
         self._named: dict[str, tuple[str, int]] = {}  # connection id -> address as mitmproxy had it
-
-    def running(self) -> None:
-        self.runtime.set_listening(tuple(Socket(str(host), int(port))
-                                         for host, port, *_ in _listening()))
 
     async def server_connect(self, data: Any) -> None:
         server = data.server
@@ -82,13 +78,6 @@ class Egress:
         conn = data.conn
         if conn.address is not None and not _operators(conn.address):
             conn.sni = canonical_host(str(conn.address[0]))
-
-
-def _listening() -> list[tuple[Any, ...]]:
-    proxyserver = ctx.master.addons.get("proxyserver")
-    if proxyserver is None:
-        return []
-    return [tuple(address) for address in proxyserver.listen_addrs()]
 
 
 def _operators(address: tuple[str, int]) -> bool:

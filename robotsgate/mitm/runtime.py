@@ -86,10 +86,18 @@ class Runtime:
         flow.metadata[keys.IDENTITY] = identity
         return identity
 
-    def set_listening(self, sockets: tuple[Socket, ...]) -> None:
-        """The proxy's listening sockets, once it runs (robotsgate.mitm.egress)."""
+    def set_listening(self, sockets: tuple[Socket, ...], *, authenticated: bool) -> None:
+        """The proxy's listening sockets, once it runs: never a destination
+        (robotsgate.mitm.egress); on every interface without proxyauth, an open proxy."""
         self._listening = sockets
         self._own_changed()
+        everywhere = [s for s in sockets if s.host in ("", "0.0.0.0", "::")]
+        if everywhere and not authenticated:
+            logger.warning(
+                "robotsgate: listening on every interface (port %d) without proxyauth: anyone "
+                "who can reach this machine can use this proxy; --listen-host 127.0.0.1 (as "
+                "robotsgate serve does) or --set proxyauth=... keeps it to your bots",
+                everywhere[0].port)
 
     def _own(self) -> tuple[Socket, ...]:
         """The proxy's own sockets, never a destination: where it listens, its metrics."""
@@ -194,12 +202,24 @@ class Runtime:
             purposes=self.purposes, pages=self.pages)
 
     def running(self) -> None:
+        unknown = _unknown_options(ctx.master.options)
+        if unknown:
+            # Every script has loaded: a --set that nothing registered is a misspelling, which
+            # mitmproxy would keep waiting for, silently, while the proxy runs without it.
+            for problem in unknown:
+                print(f"robotsgate: {problem}", file=sys.stderr)
+            sys.exit(2)
         # Whatever is alive once the proxy runs (modules, classes, options: mitmproxy's and ours)
         # lives as long as the process. Out of the cyclic collector's sight, it no longer makes
         # every full collection walk some 100,000 objects that never die: under load those walks
         # took a tenth of the proxy's CPU, and robotsgate's imports make them a fifth longer.
         gc.freeze()
-        logger.info(summary(self.settings, metrics=self._metrics_server))
+        opts = ctx.options
+        authenticated = "proxyauth" in opts and bool(opts.proxyauth)
+        self.set_listening(tuple(Socket(host, port) for host, port in compat.listening()),
+                           authenticated=authenticated)
+        logger.info(summary(self.settings, metrics=self._metrics_server,
+                            proxyauth=authenticated))
 
         # logrotate renames the file and sends SIGHUP: records go to a new file from then on.
         with contextlib.suppress(NotImplementedError, RuntimeError):  # no signals, or no loop
@@ -284,6 +304,17 @@ def _apply_deferred(options: Any) -> list[str]:
     return problems
 
 
+def _unknown_options(options: Any) -> list[str]:
+    """The options set on the command line (or in config.yaml) that no addon registered."""
+    known = sorted(options.keys())
+    problems = []
+    for name in sorted(getattr(options, "deferred", {})):
+        close = difflib.get_close_matches(name, known, n=1, cutoff=0.8)
+        problems.append(f"unknown option {name}" + (f"; did you mean {close[0]}?" if close
+                                                    else " (no addon has it)"))
+    return problems
+
+
 def _starting() -> bool:
     """Whether mitmdump is still starting: its script loader has not seen it run yet (a script
     reloaded into a running proxy, or an addon driven by tests, is not starting)."""
@@ -304,14 +335,21 @@ def _meant(name: str) -> str | None:
     return close[0] if close else None
 
 
-def summary(settings: Settings, *, metrics: MetricsServer | None) -> str:
+def summary(settings: Settings, *, metrics: MetricsServer | None, proxyauth: bool = False
+            ) -> str:
     """One line that says what is in force, so that a mistake shows at once."""
     if settings.agent:
         agent = f"as {settings.agent} (robots_agent)"
+    elif proxyauth:
+        agent = "as each bot's proxy-auth user name names it (else its User-Agent)"
     else:
         agent = "as each request's User-Agent names its bot"
     if settings.agents:
         agent += f", {len(settings.agents)} client mapping(s) first (robots_agents)"
+    if settings.purpose:
+        agent += f", crawling for {settings.purpose}"
+    if settings.purposes:
+        agent += f", {len(settings.purposes)} purpose mapping(s) (robots_purposes)"
     audit = "standard output" if settings.audit_log == "-" else \
         os.path.abspath(settings.audit_log)
     store = f"Redis {redacted(settings.redis)} (fallback {settings.redis_fallback})" \
@@ -323,9 +361,11 @@ def summary(settings: Settings, *, metrics: MetricsServer | None) -> str:
         egress += f"; bots may reach {', '.join(settings.egress_allow)}"
     if settings.egress_deny:
         egress += f"; bots may not reach {', '.join(settings.egress_deny)} either"
+    archive = f"; robots.txt files kept in {os.path.abspath(settings.archive_dir)}" \
+        if settings.archive_dir else ""
     return (f"robotsgate: obeying robots.txt {agent}; mode {settings.mode}, semantics "
-            f"{settings.semantics}; audit log {audit}; state in {store}; metrics {served}"
-            f"{egress}")
+            f"{settings.semantics}; audit log {audit}{archive}; state in {store}; metrics "
+            f"{served}{egress}")
 
 
 _closing: set["asyncio.Task[None]"] = set()

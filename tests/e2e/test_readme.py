@@ -9,9 +9,10 @@ import json
 import re
 import subprocess
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from .machine import REPO, require_tool
+from .machine import REPO, clean_env, free_port, require_tool
 from .origins import Origin
 from .proxy import Proxy
 
@@ -89,3 +90,52 @@ def test_the_walk_through_shows_what_the_proxy_answers(
                 "127.0.0.1:8000", here)), name
     assert record["robots_sha256"].startswith(
         re.search(r'"robots_sha256":"([0-9a-f]+)', shown_record)[1])  # type: ignore[index]
+
+    # The tools it shows, as shown (from a checkout: .venv/bin), on this proxy's audit log.
+    tools = [line[2:].split("  #")[0].strip() for line in section.splitlines()
+             if line.startswith("$ .venv/bin/robotsgate ")]
+    assert [tool.split()[1] for tool in tools] == ["report", "check"]
+    for tool in tools:
+        argv = tool.replace("robots-audit.jsonl", str(gate.audit_path)) \
+            .replace("127.0.0.1:8000", here).split()
+        done = subprocess.run([str(REPO / argv[0]), *argv[1:]], capture_output=True,
+                              text=True, timeout=60, cwd=REPO)
+        if argv[1] == "report":
+            assert done.returncode == 0, done.stderr
+            assert "Disallow: /private/" in done.stdout
+        else:  # disallowed: exit 1, and the rule that says so
+            assert done.returncode == 1, done.stderr
+            assert "Disallow: /private/ (line 2)" in done.stdout
+
+
+def test_the_walk_through_starts_the_proxy_as_shown(tmp_path: Path) -> None:
+    """`scripts/serve.sh` with the README's options prints the lines the README shows (but for
+    the times, and the paths of this checkout and of the directory it was started in)."""
+    section = walk_through()
+    command = next(line for line in section.splitlines()
+                   if line.startswith("$ scripts/serve.sh"))
+    shown = shown_after(section, command[2:])
+    port = free_port()
+    argv = [str(REPO / "scripts" / "serve.sh"), *command.split()[2:],
+            "--set", f"confdir={tmp_path / 'conf'}"]
+    env = clean_env({"ROBOTSGATE_PORT": str(port)})
+    with subprocess.Popen(argv, cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True) as process:
+        assert process.stdout is not None
+        seen: list[str] = []
+        try:
+            for line in process.stdout:  # bounded: serve.sh has said all by its fourth line
+                seen.append(line.rstrip("\n"))
+                if len(seen) == len(shown):
+                    break
+        finally:
+            process.terminate()
+
+    def untimed(line: str) -> str:
+        return re.sub(r"^\[\d\d:\d\d:\d\d\.\d{3}\] ", "", line)
+    expected = [untimed(line).replace("/home/me/robotsgate/robots-audit.jsonl",
+                                      str(tmp_path / "robots-audit.jsonl"))
+                .replace("/home/me/robotsgate", str(REPO)).replace(":8080", f":{port}")
+                for line in shown]
+    assert [untimed(line) for line in seen] == expected
+    assert all(re.match(r"^\[\d\d:\d\d:\d\d\.\d{3}\] ", line) for line in shown)

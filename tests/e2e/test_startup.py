@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from .machine import clean_env, free_port, require_tool
+from .machine import REPO, clean_env, free_port, require_tool
 from .origins import Origin
-from .proxy import Proxy, run_mitmdump
+from .proxy import Proxy, mitmdump_command, mitmdump_env, run_mitmdump
 
 
 @pytest.mark.parametrize(("name", "meant"), [
@@ -122,6 +122,53 @@ def test_robotsgate_serve_refuses_a_bad_value_in_one_line(tmp_path: Path) -> Non
     output = result.stdout + result.stderr
     assert "robotsgate: robots_mode must be one of enforce, monitor; got 'enforcee'" in output
     assert "Traceback" not in output and "listening" not in output
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (["--set", "ssl_insecur=true"], "robotsgate: unknown option ssl_insecur; did you mean "
+                                    "ssl_insecure?"),
+    (["--listen-prot", "1"], "unrecognized arguments: --listen-prot"),
+])
+def test_robotsgate_serve_refuses_what_mitmproxy_would_let_pass(
+        tmp_path: Path, args: list[str], said: str) -> None:
+    result = subprocess.run(
+        [str(ROBOTSGATE), "serve", "--listen-port", str(free_port()), "--set",
+         f"confdir={tmp_path}", *args], cwd=tmp_path, capture_output=True, text=True,
+        timeout=60, env=clean_env({}))
+    assert result.returncode == 2, result
+    assert said in result.stdout + result.stderr
+
+
+def test_robotsgate_serve_says_which_port_is_taken_and_what_to_do(tmp_path: Path) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        result = subprocess.run(
+            [str(ROBOTSGATE), "serve", "--listen-port", str(port), "--set",
+             f"confdir={tmp_path}"], cwd=tmp_path, capture_output=True, text=True, timeout=60,
+            env=clean_env({}))
+    assert result.returncode == 2
+    assert f"127.0.0.1:{port} is in use" in result.stderr and "--listen-port" in result.stderr
+    assert "--mode" not in result.stderr  # mitmproxy's own hint, which is not robotsgate's
+
+
+def test_mitmdump_on_every_interface_without_proxyauth_warns(tmp_path: Path) -> None:
+    port = free_port()
+    command = mitmdump_command(port, tmp_path / "conf", {
+        "robots_audit_log": str(tmp_path / "audit.jsonl")})
+    command[command.index("--listen-host") + 1] = "0.0.0.0"
+    with subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          env=mitmdump_env(), text=True) as process:
+        assert process.stdout is not None
+        lines = []
+        try:
+            for line in process.stdout:
+                lines.append(line)
+                if "SIGHUP reopens" in line:
+                    break
+        finally:
+            process.terminate()
+    output = "".join(lines)
+    assert f"listening on every interface (port {port}) without proxyauth" in output
 
 
 def test_robotsgate_serve_help_says_what_it_does() -> None:

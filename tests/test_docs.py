@@ -1,0 +1,79 @@
+"""The documentation site (docs/, mkdocs.yml) against the code: the references it shows are
+written from the code's declarations, each page it has is in its navigation, and the README
+stays the first five minutes."""
+
+import re
+import sys
+from dataclasses import fields
+from pathlib import Path
+
+import yaml
+
+from robotsgate import reference
+from robotsgate.audit import AuditRecord
+from robotsgate.options import OPTIONS
+from robotsgate.outcomes import OUTCOMES, Reason
+
+REPO = Path(__file__).resolve().parents[1]
+DOCS = REPO / "docs"
+sys.path.insert(0, str(REPO / "scripts"))
+import docs_hooks  # noqa: E402  (scripts/ is not a package)
+
+
+def rendered(page: str) -> str:
+    """A page's Markdown as MkDocs gets it, after the hooks."""
+    return docs_hooks.on_page_markdown((DOCS / page).read_text(), None, None, None)
+
+
+def test_the_options_page_shows_every_option_with_its_own_help() -> None:
+    page = rendered("operating/options.md")
+    for spec in OPTIONS:
+        row = next(line for line in page.splitlines() if line.startswith(f"| `{spec.name}` |"))
+        assert spec.help.replace("|", "\\|") in row, spec.name
+
+
+def test_the_answers_page_shows_every_answer() -> None:
+    page = rendered("operating/answers.md")
+    for reason, outcome in OUTCOMES.items():
+        assert f"| `{reason}` | {outcome.status} | {outcome.when}" in page, reason
+
+
+def test_the_audit_log_page_shows_every_field_and_every_reason() -> None:
+    page = rendered("operating/audit-log.md")
+    for declared in fields(AuditRecord):
+        assert f"| `{declared.name}` | {declared.metadata['doc']}" in page.replace("\\|", "|")
+    for reason in Reason:
+        assert f"| `{reason}` |" in page, reason
+
+
+def test_no_page_names_a_reference_that_is_not_there() -> None:
+    names = set()
+    for page in DOCS.rglob("*.md"):
+        names |= set(re.findall(r"<!-- reference: ([\w-]+) -->", page.read_text()))
+    assert names == set(reference.REFERENCES)
+
+
+def test_every_page_is_in_the_navigation() -> None:
+    config = yaml.safe_load((REPO / "mkdocs.yml").read_text().replace("!!python", "#"))
+
+    def pages(nav: object) -> set[str]:
+        if isinstance(nav, str):
+            return {nav}
+        if isinstance(nav, list):
+            return set().union(*(pages(item) for item in nav))
+        assert isinstance(nav, dict)
+        return set().union(*(pages(item) for item in nav.values()))
+
+    on_disk = {str(path.relative_to(DOCS)) for path in DOCS.rglob("*.md")}
+    assert pages(config["nav"]) == on_disk
+
+
+def test_the_readme_is_the_first_five_minutes() -> None:
+    readme = (REPO / "README.md").read_text()
+    lines = readme.splitlines()
+    assert len(lines) < 200
+    # The two commands first: start the proxy, run every test.
+    assert lines[3].startswith("scripts/serve.sh ") and lines[4].startswith("scripts/test.sh ")
+    # Every page it links to exists.
+    for target in re.findall(r"\]\(((?:docs|deploy)/[^)#]+)", readme):
+        assert (REPO / target).exists(), target
