@@ -220,6 +220,10 @@ class Runtime:
                            authenticated=authenticated)
         logger.info(summary(self.settings, metrics=self._metrics_server,
                             proxyauth=authenticated))
+        if self.services is not None and self.services.fleet is not None:
+            # Watch the fleet's Redis from the start: one that cannot be reached is said at
+            # once, not at the first request.
+            self.services.fleet.start()
 
         # logrotate renames the file and sends SIGHUP: records go to a new file from then on.
         with contextlib.suppress(NotImplementedError, RuntimeError):  # no signals, or no loop

@@ -1,4 +1,6 @@
-"""HTML page signals: what a page says robots may index and follow (seeds 002 and 004).
+"""HTML page signals: what a page says robots may index and follow (the robots META tag, as
+the University of Cambridge's robots guide and Spiderline's crawler read it, with its section
+tags; X-Robots-Tag).
 
 Not the Robots Exclusion Protocol (robotsgate.protocol): robots.txt says what may be fetched,
 pages say what may be done with what was fetched. One module per concern, each importing only

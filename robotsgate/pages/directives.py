@@ -1,9 +1,9 @@
 """The robots directive grammar shared by META robots, X-Robots-Tag and section tags.
 
 A directive list is comma-separated (`noindex, nofollow`, `unavailable_after: <date>`); an
-X-Robots-Tag value may name the agent it is for (`otherbot: nofollow`). Readings combine by the
-seeds' rule: "the most restrictive interpretation will be made, always erring on the side of not
-indexing or not following". No directive lifts another: `index`, `follow` and `all` are the
+X-Robots-Tag value may name the agent it is for (`otherbot: nofollow`). Readings combine by
+Spiderline's rule: "the most restrictive interpretation will be made, always erring on the side
+of not indexing or not following". No directive lifts another: `index`, `follow` and `all` are the
 defaults and change nothing.
 """
 
@@ -15,7 +15,8 @@ from datetime import UTC, datetime
 
 from robotsgate.pages.signals import PageWarning
 
-# Directives the seeds define, as flags.
+# Directives of the robots META tag (the 1990s' index, noindex, follow, nofollow, all, none),
+# as flags.
 _FLAGS = frozenset({"index", "noindex", "follow", "nofollow", "all", "none", "noarchive",
                     "nocache", "nosnippet"})
 # Google's further directives: not enforced, but carried in the normalised X-Robots-Tag so that

@@ -1,4 +1,4 @@
-"""Page-level robots signals: META robots, X-Robots-Tag and section tags (seeds 002 and 004).
+"""Page-level robots signals: META robots, X-Robots-Tag and section tags.
 
 robots.txt says what may be fetched; these say what may be indexed and which links may be
 followed. Pure: bytes, header values and a "now" in, a frozen reading out. This module puts the
@@ -79,10 +79,11 @@ def read_page(page: bytes | HtmlText, *, now: float, content_type: str | None = 
     `agents` are the names the agent answers to (agent_tokens() of its User-Agent, or the one
     product token it obeys robots.txt as): `<meta name="robots">` always applies, `<meta
     name="<token>">` and `X-Robots-Tag: <token>: ...` only for those. `now` (epoch seconds)
-    decides whether an unavailable_after date has passed. META is read in the head only (seed
-    002: "All meta tags must be placed within the <head>"). With `links=False` only the head is
-    read: no links, no sections (a cheap first look; `may_have_sections` says whether a full
-    read could find any). Never raises on content.
+    decides whether an unavailable_after date has passed. META is read in the head only (as the
+    University of Cambridge's guide puts it, "All meta tags must be placed within the
+    <head>"). With `links=False` only the head is read: no links, no sections (a cheap first
+    look; `may_have_sections` says whether a full read could find any). Never raises on
+    content.
     """
     html = page if isinstance(page, HtmlText) else decode_html(page, content_type)
     names = frozenset(agent.lower() for agent in agents)

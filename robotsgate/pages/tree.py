@@ -4,14 +4,13 @@ The HTML standard's tree construction decides what is in the head (a META betwee
 <body> is moved into it), which attribute counts (the first of two with one name), what is a
 comment (`<!-->`, `--!>`) and what is text (`<title>`, `<script>` up to `</script/>`). From the
 tree: META robots (and META for the agent's own names) in the head, the first `<base href>`,
-links, and the section tags of seed 004 (`<!-- robots content="..." -->` ... `<!-- /robots -->`)
-in tree order.
+links, and the section tags some crawlers read (Spiderline's `<!-- robots content="..." -->` ...
+`<!-- /robots -->`) in tree order.
 
 Scripting. With scripting off (most bots) `<noscript><img></noscript>` in the head ends the head,
 and a later META lands in the body; with scripting on (a headless browser) it stays in the head.
 A robots directive only ever restricts, so the reading takes both: a META in the head either
-way counts (the second parse, scripting on, only happens when the first found a META of ours
-outside a head that holds a <noscript>).
+way counts (the second parse, scripting on, only happens for a head that holds a <noscript>).
 
 The tree has no source positions: lines (in warnings, links and sections) are found by looking
 for each node's source text forward from the previous one, and are as good as that search.
@@ -206,7 +205,11 @@ def _only_end_tags(tail: str) -> bool:
 def _metas(text: str, tree: LexborHTMLParser, agents: frozenset[str],
            warnings: list[PageWarning]) -> list[Meta]:
     head, body = _our_metas(text, tree, agents)
-    if body and tree.css_first("head noscript") is not None:
+    # A <noscript> in the head reads two ways: with scripting off it ends at the first tag it
+    # cannot hold (and what follows may land in the body, or in a <title> that runs to the end),
+    # with scripting on it is text up to </noscript>. Either way counts, so a head that holds
+    # one is read the other way too, whatever the first reading found.
+    if tree.css_first("head noscript") is not None:
         seen = {(meta.name, meta.content) for meta in head}
         again, _ = _our_metas(text, parse(text, scripting=True), agents)
         for meta in again:

@@ -174,8 +174,9 @@ class Classic(Reading):
     blank_line_ends_group: ClassVar[bool] = True  # records are separated by blank lines
 
     def patterns(self, value: bytes) -> list[bytes]:
-        # "Disallow: /tmp /spool" names two prefixes (seed 001). An empty value stays one
-        # (empty) rule so that the record still says "nothing disallowed".
+        # "Disallow: /tmp /spool" names two prefixes (Lycos's 1994 off_limits routine). An
+        # empty value stays one (empty) rule so that the record still says "nothing
+        # disallowed".
         return value.split() or [b""]
 
     def compile_pattern(self, value: bytes) -> str:

@@ -188,3 +188,15 @@ def _wait_for_port(port: int, proc: "subprocess.Popen[bytes]") -> None:
             return
         time.sleep(0.05)
     pytest.fail("robotsgate serve did not listen")
+
+
+def test_an_unreachable_redis_is_said_at_start_up_not_at_the_first_request(
+        tmp_path: Path) -> None:
+    proxy = Proxy(tmp_path, {"robots_redis": f"redis://127.0.0.1:{free_port()}/0"})
+    try:
+        deadline = time.monotonic() + 10
+        while "is unreachable" not in proxy.output() and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        proxy.stop()
+    assert "is unreachable" in proxy.output() and "answering 503" in proxy.output()
