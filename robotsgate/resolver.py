@@ -17,7 +17,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from cachetools import LRUCache, TTLCache
+from cachetools import LRUCache
 
 from robotsgate.egress import EgressPolicy, Refused, address_of
 
@@ -62,8 +62,11 @@ class Resolver:
         self.policy = policy
         self._lookup = lookup
         self._local = local
-        self._answers: TTLCache[tuple[str, int], str | Refused | Unresolved] = TTLCache(
-            _REMEMBERED, ttl, timer=timer)
+        self._ttl = ttl
+        self._timer = timer
+        # (host, port) -> (answer, until when it holds): asked for every request, so a plain
+        # dict (a TTLCache expires entries on every read), emptied when full.
+        self._answers: dict[tuple[str, int], tuple[str | Refused, float]] = {}
         self._locals: LRUCache[str, bool] = LRUCache(_REMEMBERED)
         self._pending: dict[tuple[str, int], asyncio.Future[str | Refused | Unresolved]] = {}
 
@@ -76,19 +79,19 @@ class Resolver:
     async def dial(self, host: str, port: int) -> str | Refused | None:
         """The address to dial for `host`:`port`; Refused when none of its addresses may be
         dialled; None when the name does not resolve."""
+        known = self._answers.get((host, port))
+        if known is not None and known[1] > self._timer():
+            return known[0]
         answer = await self.resolve(host, port)
         return None if isinstance(answer, Unresolved) else answer
 
     async def resolve(self, host: str, port: int) -> str | Refused | Unresolved:
         key = (host, port)
-        try:
-            return self._answers[key]
-        except KeyError:
-            pass
+        known = self._answers.get(key)
+        if known is not None and known[1] > self._timer():
+            return known[0]
         if address_of(host) is not None:  # an IP literal: nothing to look up
-            answer = self._classify([host], port)
-            self._answers[key] = answer
-            return answer
+            return self._keep(key, self._classify([host], port))
         task = self._pending.get(key)
         if task is None:  # one lookup per name, however many requests wait for it
             task = self._pending[key] = asyncio.ensure_future(self._resolve(host, port))
@@ -106,7 +109,12 @@ class Resolver:
                               f"{getattr(exc, 'strerror', None) or exc}")
         if not addresses:
             return Unresolved(f"DNS lookup of {host} gave no address")
-        answer = self._answers[(host, port)] = self._classify(addresses, port)
+        return self._keep((host, port), self._classify(addresses, port))
+
+    def _keep(self, key: tuple[str, int], answer: str | Refused) -> str | Refused:
+        if len(self._answers) >= _REMEMBERED:
+            self._answers.clear()  # endless distinct names: start over
+        self._answers[key] = (answer, self._timer() + self._ttl)
         return answer
 
     def _classify(self, addresses: list[str], port: int) -> str | Refused:

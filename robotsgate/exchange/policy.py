@@ -69,6 +69,8 @@ class Exchange:
         self.egress = egress
         self.agents = agents or AgentMap.parse(())
         self.purposes = purposes or PurposeMap.parse("", ())
+        self._no_purposes = self.purposes.empty  # asked of every request: worked out once
+        self._tokens: set[bytes] = set()  # header names and methods known to be tokens
         self.pages = pages
         self._origins: dict[tuple[str, str, int], Origin] = {}
 
@@ -78,9 +80,9 @@ class Exchange:
 
     async def decide(self, facts: Facts) -> Plan:
         rules = self.rules
-        seen = Seen.of(facts.fields)
+        seen = Seen.of(facts.fields, self._tokens)
         who = Who(self.identify(facts), seen.user_agent)
-        refusal = unwritable(facts, seen)
+        refusal = unwritable(facts, seen, self._tokens)
         if refusal is not None:
             return _refused(refusal, who)
         records: tuple[Record, ...] = ()
@@ -102,7 +104,8 @@ class Exchange:
         if refusal is not None:
             return _refused(refusal, who, records,
                             headers={"Proxy-Authenticate": 'Basic realm="robotsgate"'})
-        nofollow = self._nofollow(origin, facts, seen, who)
+        path = facts.path
+        nofollow = self._nofollow(origin, path, seen, who)
         if nofollow is not None:
             record = Record("would-block" if rules.monitor else "block", Reason.NOFOLLOW, 403,
                             page=nofollow.page)
@@ -114,7 +117,7 @@ class Exchange:
         purposes = self.purposes_of(facts, who)
         if purposes:
             who = replace(who, purposes=purposes)
-        verdict = await self.gate.check(Request(origin, facts.path, seen.user_agent,
+        verdict = await self.gate.check(Request(origin, path, seen.user_agent,
                                                 who.identity.token, purposes))
         refused = False
         if verdict.action == "forward":
@@ -152,7 +155,7 @@ class Exchange:
 
     def purposes_of(self, facts: Facts, who: Who) -> Purposes:
         """What the request is crawled for (robots_purposes, robots_purpose)."""
-        if self.purposes.empty:
+        if self._no_purposes:
             return NO_PURPOSES
         return self.purposes.resolve(user=facts.user, address=facts.client,
                                      agent=who.identity.token, user_agent=who.user_agent)
@@ -164,13 +167,13 @@ class Exchange:
             return None
         return Refusal(Reason.UNIDENTIFIED, outcomes.text(Reason.UNIDENTIFIED))
 
-    def _nofollow(self, origin: Origin, facts: Facts, seen: Seen, who: Who
+    def _nofollow(self, origin: Origin, path: str, seen: Seen, who: Who
                   ) -> "_Nofollow | None":
         """A link that the page named in the Referer says not to follow."""
         pages = self.pages
         if pages is None or not seen.referer:
             return None  # no Referer, no page to have been told about: the common case
-        found = pages.nofollow(url=origin.key + facts.path, referer=seen.referer,
+        found = pages.nofollow(url=origin.key + path, referer=seen.referer,
                                agent=who.identity.token, user_agent=who.user_agent)
         if found is None:
             return None

@@ -68,13 +68,19 @@ class Seen:
     dropped: tuple[bytes, ...] = ()  # names of fields never forwarded (as received)
 
     @classmethod
-    def of(cls, fields: Fields) -> "Seen":
+    def of(cls, fields: Fields, tokens: set[bytes] | None = None) -> "Seen":
+        """`tokens`: a memo of names already found to be tokens (bots send the same few names
+        again and again), grown here up to MEMO_SIZE."""
         seen = cls()
-        names = []
-        values = []
+        valid = tokens if tokens is not None else set()
         for name, value in fields:
-            names.append(name)
-            values.append(value)
+            if b"\r" in value or b"\n" in value:
+                seen.folded = True
+            if name not in valid:
+                if not _TOKEN.fullmatch(name):
+                    seen.bad_name = True
+                elif len(valid) < MEMO_SIZE:
+                    valid.add(name)
             lowered = name.lower()
             kind = _READ.get(lowered)
             if kind is None:
@@ -97,10 +103,6 @@ class Seen:
                 seen.ranged = True
             else:
                 seen.dropped += (name,)
-        # Once over all of them: the common request has none of these.
-        every = b"".join(values)
-        seen.folded = b"\r" in every or b"\n" in every
-        seen.bad_name = bool(names) and not _NAMES.fullmatch(b"\n".join(names))
         return seen
 
 
@@ -128,7 +130,7 @@ class Refusal:
 
 
 _TOKEN = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
-_NAMES = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+(?:\n[!#$%&'*+\-.^_`|~0-9A-Za-z]+)*")
+MEMO_SIZE = 4096  # header names (and methods) remembered as tokens, at most
 # A request target HTTP/1.1 can carry: no control character, space or DEL, and no '#': a
 # fragment is never sent (RFC 9112 §3.2), and a server that resolves dot segments before it cuts
 # one would serve another path than the one decided (/pub#/../private).
@@ -136,10 +138,13 @@ _TARGET = re.compile(rb"[^\x00-\x20\x7f#]+")
 _AUTHORITY = re.compile(rb"[^\x00-\x20\x7f#/?@\\]*")
 
 
-def unwritable(facts: Facts, seen: Seen) -> Refusal | None:
-    """A request HTTP/1.1 cannot carry as it was decided, or None: refused in every mode."""
-    if _TOKEN.fullmatch(facts.method) and _TARGET.fullmatch(facts.target) and \
-            _AUTHORITY.fullmatch(facts.authority) and not seen.bad_name:
+def unwritable(facts: Facts, seen: Seen, tokens: set[bytes] | None = None) -> Refusal | None:
+    """A request HTTP/1.1 cannot carry as it was decided, or None: refused in every mode.
+    `tokens`: as for Seen.of (methods are names too)."""
+    method, tokens = facts.method, tokens if tokens is not None else set()
+    if (method in tokens or _token(method, tokens)) and _TARGET.fullmatch(facts.target) \
+            and (not facts.authority or _AUTHORITY.fullmatch(facts.authority)) \
+            and not seen.bad_name:
         return None
     # What validate_inbound_headers makes sure of, when it is on; with it off, or through an
     # HTTP/2 :path, a space or control byte would end the request line early on the way to an
@@ -147,6 +152,14 @@ def unwritable(facts: Facts, seen: Seen) -> Refusal | None:
     return Refusal(Reason.FRAMING, outcomes.text(
         Reason.FRAMING, what="with bytes HTTP/1.1 cannot carry (a control character, space or "
         "'#' in the method or target, a header name that is not a token)"))
+
+
+def _token(text: bytes, tokens: set[bytes]) -> bool:
+    if not _TOKEN.fullmatch(text):
+        return False
+    if len(tokens) < MEMO_SIZE:
+        tokens.add(text)
+    return True
 
 
 def malformed(facts: Facts, seen: Seen) -> Refusal | None:

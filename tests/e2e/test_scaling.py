@@ -38,6 +38,7 @@ class HAProxy:
         shipped = "\n".join(servers)
         text = text.replace(shipped, "\n".join(
             f"    server worker{port} 127.0.0.1:{port} check" for port in workers))
+        workdir.mkdir(parents=True, exist_ok=True)
         config = workdir / "haproxy.cfg"
         config.write_text(text)
         binary = require_tool("haproxy", package="haproxy")
