@@ -32,19 +32,23 @@ if [ -n "$missing" ]; then
     echo "scripts/test.sh: installing the Debian packages the tests drive:$missing" >&2
     apt-get update -qq && apt-get install -y -qq $missing >/dev/null
 fi
-started_redis=""
-if ! .venv/bin/python -c 'import redis; redis.Redis(port=6379, socket_connect_timeout=2).ping()' \
-        >/dev/null 2>&1; then
+started_redis=""  # the pid file of a Redis this script started, to stop that one only
+ping_redis() {
+    .venv/bin/python -c 'import redis; redis.Redis(port=6379, socket_connect_timeout=2).ping()' \
+        >/dev/null 2>&1
+}
+if ! ping_redis; then
     echo "scripts/test.sh: starting a Redis on 127.0.0.1:6379 for the tests (stopped after)" >&2
     mkdir -p /var/lib/redis /var/log/redis
+    pidfile=$(mktemp -u /tmp/robotsgate-test-redis.XXXXXX.pid)
     redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly no \
-        --dir /var/lib/redis --logfile /var/log/redis/ci.log --pidfile /var/run/robotsgate-test-redis.pid
-    started_redis=yes
+        --dir /var/lib/redis --logfile /var/log/redis/ci.log --pidfile "$pidfile"
+    for _ in 1 2 3 4 5 6 7 8 9 10; do ping_redis && break; sleep 0.2; done
+    started_redis="$pidfile"
 fi
 status=0
 .venv/bin/python -m pytest "$@" || status=$?
-if [ -n "$started_redis" ]; then
-    .venv/bin/python -c 'import redis; redis.Redis(port=6379).shutdown(nosave=True)' \
-        >/dev/null 2>&1 || true
+if [ -n "$started_redis" ] && [ -f "$started_redis" ]; then
+    kill "$(cat "$started_redis")" 2>/dev/null || true
 fi
 exit "$status"
