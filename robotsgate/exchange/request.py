@@ -184,10 +184,13 @@ def malformed(facts: Facts, seen: Seen) -> Refusal | None:
     if seen.upgrade is None:
         return None
     # After a 101 the connection would be a pipe that robotsgate cannot see into.
-    tokens = {token.strip().lower() for token in seen.upgrade.split(",")} - {""}
-    if tokens == {"websocket"} or tokens <= {"h2c"}:
+    if _upgrades(seen.upgrade) == {"websocket"} or h2c_offered(seen):
         return None  # WebSocket: decided on its path; h2c: the offer is dropped (Forward)
     return Refusal(Reason.UPGRADE, outcomes.text(Reason.UPGRADE, asked=seen.upgrade))
+
+
+def _upgrades(upgrade: str) -> set[str]:
+    return {token.strip().lower() for token in upgrade.split(",")} - {""}
 
 
 def h2c_offered(seen: Seen) -> bool:
@@ -196,7 +199,7 @@ def h2c_offered(seen: Seen) -> bool:
     other."""
     if seen.upgrade is None:
         return False
-    tokens = {token.strip().lower() for token in seen.upgrade.split(",")} - {""}
+    tokens = _upgrades(seen.upgrade)
     return bool(tokens) and tokens <= {"h2c"}
 
 

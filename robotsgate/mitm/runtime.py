@@ -60,7 +60,6 @@ class Runtime:
         self._metrics_server: MetricsServer | None = None
         self._sighup = False
         # mitmproxy's own options read on every request.
-        self.lenient = False  # validate_inbound_headers is off
         self.stream_bodies = False  # stream_large_bodies is set
 
     @property
@@ -150,7 +149,6 @@ class Runtime:
             raise exceptions.OptionsError(str(exc)) from exc
         mitm = set(opts.keys())  # mitmproxy's own options are absent when run alone (tests)
         self.stream_bodies = "stream_large_bodies" in mitm and bool(opts.stream_large_bodies)
-        self.lenient = "validate_inbound_headers" in mitm and not opts.validate_inbound_headers
         upstream = Upstream(opts.ssl_insecure, opts.ssl_verify_upstream_trusted_ca or "",
                             opts.ssl_verify_upstream_trusted_confdir or "",
                             Upstream.proxy_of(opts.mode), self._transport)
