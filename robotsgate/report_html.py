@@ -174,6 +174,19 @@ def render_html(summary: Summary, *, top: int = 10, broken_down: int = 5, each: 
         parts.append(_panel(title, _table(f"table-{ident}", counts, top, blocks, noun, name),
                             wide=wide, ident=f"panel-{ident}"))
     parts.append("</section>")
+    # Bots named by nothing but their User-Agent all decide as `*`: their User-Agents tell them
+    # apart. Delays are not blocks, so they are counted apart, in delays.
+    parts.append('<h2 class="part">Bots by User-Agent, and delays</h2>')
+    parts.append('<section class="grid" id="who">')
+    parts.append(_panel("Top blocked User-Agents",
+                        _table("table-user-agents", summary.user_agents, top, blocks,
+                               "User-Agent"), ident="panel-user-agents"))
+    delayed = [f'<p class="meta">{_num(summary.delays)} delays, '
+               f"{summary.delay_ms / 1000:,.1f} s in all.</p>"] if summary.delays else []
+    parts.append(_panel("Delayed hosts", delayed + _table(
+        "table-delayed-hosts", summary.delayed_hosts, top, summary.delays, "host",
+        unit="delays"), ident="panel-delayed-hosts"))
+    parts.append("</section>")
     if broken_down:
         for kind, breakdown in (("agent", summary.by_agent), ("host", summary.by_host)):
             parts += _breakdown(kind, breakdown, broken_down, each, blocks, colours)
@@ -189,12 +202,13 @@ def _panel(title: str, body: Sequence[str], *, wide: bool = False, ident: str = 
 
 
 def _table(ident: str, counts: TopCounts[Any], top: int, total: int, noun: str,
-           name: Callable[[Any], str] = str, colours: dict[str, str] | None = None
-           ) -> list[str]:
-    """A table of the top rows; `colours`, when given, puts a swatch before each name."""
+           name: Callable[[Any], str] = str, colours: dict[str, str] | None = None,
+           unit: str = "blocks") -> list[str]:
+    """A table of the top rows, counted in `unit`; `colours`, when given, puts a swatch before
+    each name."""
     rows = counts.top(top)
     out = [f'<table id="{ident}">',
-           '<thead><tr><th class="n">blocks</th><th class="share">share</th><th>name</th>'
+           f'<thead><tr><th class="n">{unit}</th><th class="share">share</th><th>name</th>'
            "</tr></thead><tbody>"]
     if not rows:
         out.append('<tr><td class="n"></td><td class="share"></td>'

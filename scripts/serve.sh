@@ -7,8 +7,10 @@
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 stamp="$repo/.venv/.robotsgate-installed"
-if [ ! -x "$repo/.venv/bin/robotsgate" ] || [ ! -f "$stamp" ] || [ "$repo/pyproject.toml" -nt "$stamp" ]; then
-    "$repo/scripts/setup.sh" >&2
-    touch "$stamp"
+stale() { [ ! -x "$repo/.venv/bin/robotsgate" ] || [ ! -f "$stamp" ] || [ "$repo/pyproject.toml" -nt "$stamp" ]; }
+if stale; then
+    # Several proxies started at once (docs/operating/fleet.md) install one at a time: the
+    # first installs, the others find it done.
+    (flock 9 && if stale; then "$repo/scripts/setup.sh" >&2; fi) 9<"$repo/scripts/setup.sh"
 fi
 exec "$repo/.venv/bin/robotsgate" serve "$@"

@@ -28,3 +28,5 @@ fi
 extra=""
 [ "${1:-}" = "test" ] && extra="[test]"
 .venv/bin/python -m pip install -q --disable-pip-version-check -e ".${extra}"
+# scripts/serve.sh installs again only when pyproject.toml is newer than this stamp.
+touch .venv/.robotsgate-installed

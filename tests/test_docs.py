@@ -2,6 +2,7 @@
 written from the code's declarations, each page it has is in its navigation, and the README
 stays the first five minutes."""
 
+import ast
 import re
 import sys
 from dataclasses import fields
@@ -77,3 +78,23 @@ def test_the_readme_is_the_first_five_minutes() -> None:
     # Every page it links to exists.
     for target in re.findall(r"\]\(((?:docs|deploy)/[^)#]+)", readme):
         assert (REPO / target).exists(), target
+
+
+def test_the_library_example_gives_the_values_it_shows() -> None:
+    """The architecture page's example, run: each expression's value is the one its comment
+    shows."""
+    page = (DOCS / "architecture.md").read_text()
+    code = page.split("```python\n", 1)[1].split("```", 1)[0]
+    lines = code.splitlines()
+    namespace: dict[str, object] = {}
+    shown = 0
+    for statement in ast.parse(code).body:
+        source = ast.get_source_segment(code, statement)
+        assert source is not None
+        if isinstance(statement, ast.Expr):
+            comment = lines[statement.end_lineno - 1].partition("#")[2].strip()
+            assert repr(eval(source, namespace)) == comment, source
+            shown += 1
+        else:
+            exec(source, namespace)
+    assert shown == 5

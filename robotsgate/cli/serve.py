@@ -2,6 +2,7 @@
 
 import argparse
 import errno
+import importlib.metadata
 import os
 import shutil
 import socket
@@ -58,6 +59,15 @@ def _in_use(host: str, port: int) -> bool:
     return False
 
 
+def _mitmproxy_requirement() -> str:
+    """The mitmproxy versions this installation asks for, as pyproject.toml declares them."""
+    try:
+        requires = importlib.metadata.requires("robotsgate") or []
+    except importlib.metadata.PackageNotFoundError:  # run from a checkout never installed
+        requires = []
+    return next((r.replace(" ", "") for r in requires if r.startswith("mitmproxy")), "mitmproxy")
+
+
 def serve(args: Sequence[str]) -> int:
     """Replace this process with mitmdump running robotsgate (never returns, but on error)."""
     if any(arg in ("-h", "--help") for arg in args):
@@ -71,8 +81,8 @@ def serve(args: Sequence[str]) -> int:
     here = Path(sys.executable).parent  # the mitmdump installed beside this robotsgate
     mitmdump = shutil.which("mitmdump", path=str(here)) or shutil.which("mitmdump")
     if mitmdump is None:
-        print("robotsgate serve: mitmdump not found; install mitmproxy (pip install "
-              "'mitmproxy>=12,<13')", file=sys.stderr)
+        print(f"robotsgate serve: mitmdump not found; install mitmproxy (pip install "
+              f"'{_mitmproxy_requirement()}')", file=sys.stderr)
         return ERROR
     given = " ".join(args)
     command = [mitmdump]

@@ -337,6 +337,10 @@ def _meant(name: str) -> str | None:
     return close[0] if close else None
 
 
+def _count(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
 def summary(settings: Settings, *, metrics: MetricsServer | None, proxyauth: bool = False
             ) -> str:
     """One line that says what is in force, so that a mistake shows at once."""
@@ -347,11 +351,11 @@ def summary(settings: Settings, *, metrics: MetricsServer | None, proxyauth: boo
     else:
         agent = "as each request's User-Agent names its bot"
     if settings.agents:
-        agent += f", {len(settings.agents)} client mapping(s) first (robots_agents)"
+        agent += f", {_count(len(settings.agents), 'client mapping')} first (robots_agents)"
     if settings.purpose:
         agent += f", crawling for {settings.purpose}"
     if settings.purposes:
-        agent += f", {len(settings.purposes)} purpose mapping(s) (robots_purposes)"
+        agent += f", {_count(len(settings.purposes), 'purpose mapping')} (robots_purposes)"
     audit = "standard output" if settings.audit_log == "-" else \
         os.path.abspath(settings.audit_log)
     store = f"Redis {redacted(settings.redis)} (fallback {settings.redis_fallback})" \

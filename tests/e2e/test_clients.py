@@ -1,10 +1,11 @@
 """End to end, the documented client recipes: each client, run as a user runs it, through a real
 ``mitmdump -s addon.py`` to real origins, over http and https.
 
-Every client is configured only by what the README says: the environment that
-``eval "$(scripts/proxy-env.sh ADDRESS CONFDIR)"`` leaves (proxy variables and the CA variable
-each client reads), the example programs of deploy/clients/ (a Scrapy spider, a Python, a
-Node.js and a Go fetcher), and for Chromium its certificate store and command-line flags. For
+Every client is configured only by what the HTTPS page (docs/getting-started/https.md) says: the
+environment that ``eval "$(scripts/proxy-env.sh ADDRESS CONFDIR)"`` leaves (proxy variables and
+the CA variable each client reads), the example programs of deploy/clients/ (a Scrapy spider, a
+Python, a Node.js and a Go fetcher), and for Chromium its certificate store and command-line
+flags, read from the page. For
 each: an allowed page reaches the origin and comes back whole, a disallowed one is answered 403
 by the proxy with its explanation and never reaches the origin, the audit log records that block
 and nothing else, and without the CA variable an https request fails: the variable named is the
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import socket
 import ssl
 import subprocess
@@ -40,7 +42,7 @@ from .clients import (
     wget_recipe,
     without,
 )
-from .machine import clean_env, require_tool
+from .machine import REPO, clean_env, require_tool
 from .origins import Origin, page_body
 from .proxy import Proxy
 
@@ -326,22 +328,25 @@ def test_go_never_proxies_a_loopback_address(
 
 # --- Chromium ------------------------------------------------------------------------------------
 
-# The README's steps, word for word but for the CA's path: a certificate store in a new
-# $HOME/.pki/nssdb, with robotsgate's CA trusted to identify web sites.
-NSSDB_STEPS = (
-    'mkdir -p ~/.pki/nssdb && certutil -d sql:$HOME/.pki/nssdb -N --empty-password'
-    ' && certutil -d sql:$HOME/.pki/nssdb -A -t C,, -n robotsgate -i "$CA"'
-)
-CHROMIUM_FLAGS = (
-    "--proxy-bypass-list=<-loopback>",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-features=NetworkTimeServiceQuerying",
-)
+# The HTTPS page's steps, read from it: a certificate store in a new $HOME/.pki/nssdb, with
+# robotsgate's CA trusted to identify web sites (the CA's path is the test proxy's), and
+# Chromium's command line but for the proxy's address and the URL.
+def _https_page_steps() -> tuple[str, tuple[str, ...]]:
+    page = (REPO / "docs" / "getting-started" / "https.md").read_text()
+    block = page.split("```sh\n", 1)[1].split("```", 1)[0].replace("\\\n", " ")
+    store, trust, chromium = block.splitlines()
+    steps = f"{store} && {trust.replace('~/.mitmproxy/mitmproxy-ca-cert.pem', '\"$CA\"')}"
+    argv = shlex.split(chromium)
+    assert argv[0] == "chromium" and argv[1].startswith("--proxy-server=") \
+        and argv[-3:] == ["--headless", "--dump-dom", "https://example.com/"], chromium
+    return steps, tuple(argv[2:-3])
+
+
+NSSDB_STEPS, CHROMIUM_FLAGS = _https_page_steps()
 
 
 @pytest.mark.parametrize("scheme", ["http", "https"])
-def test_headless_chromium_by_the_readme_is_gated(
+def test_headless_chromium_as_the_https_page_says_is_gated(
     scheme: str, origin: OriginFactory, https_origin: OriginFactory, proxy: ProxyFactory,
     tmp_path: Path,
 ) -> None:

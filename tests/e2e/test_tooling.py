@@ -248,6 +248,11 @@ def test_html_report_shows_the_numbers_in_a_browser(tmp_path: Path) -> None:
     assert cells(dom, "table-reasons") == audit_sample.REASONS
     assert cells(dom, "table-rules") == {audit_sample.RULE: 7}
     assert cells(dom, "table-paths")["/private/0"] == 1
+    # Bots told apart by their User-Agents; delays per host, counted as delays.
+    assert cells(dom, "table-user-agents") == {f"{agent}/1.0": n
+                                               for agent, n in audit_sample.AGENTS.items()}
+    assert cells(dom, "table-delayed-hosts") == {"a.example": audit_sample.DELAYS}
+    assert re.search(r'id="table-delayed-hosts">\s*<thead><tr><th class="n">delays</th>', dom)
     # The most blocked agent's own paths and URLs, and the most blocked host's.
     assert 'id="agent-1" data-name="MyBot"' in dom and 'id="host-1" data-name="a.example"' in dom
     # Five of its six URLs, seen once each: the first five seen.
