@@ -1,26 +1,41 @@
 """Decision speed of robotsgate's robots.txt engine next to Protego and urllib.robotparser.
 
-    .venv/bin/python scripts/bench_decide.py [--decisions N] [--repeats R]
+    .venv/bin/python scripts/bench_decide.py [--against REV] [--rounds N] [--repeats R]
 
-One robots.txt typical of a large site (about 200 rules in several groups, literal prefixes and
-wildcards, like the lists Wikipedia and Amazon publish) is parsed once by each library; then the
-same mix of URLs and agents is decided N times (100,000 by default), best of R runs, and the
-cost per decision is printed with its ratio to Protego. A second table times one pathological
-wildcard rule against a 5,000-character path, where a backtracking matcher explodes.
+Two workloads, each decided by every library, best of R runs:
+
+- shop: ../shared/bench/shop-robots.txt (a large shop's file, about 200 rules in four groups,
+  half of them with '*' or '$') and the 20,000 requests of shop-requests.tsv: the workload the
+  target is judged on (robotsgate at least 5 times Protego's speed);
+- wiki: this script's own file (about 200 rules, mostly literal prefixes, like the lists
+  Wikipedia and Amazon publish) and 34 URLs x 6 agents, repeated to --decisions.
+
+With --against REV, robotsgate as it was at that git revision (a temporary worktree) is measured
+in the same run: each round runs this checkout and REV one after the other in fresh processes,
+N rounds, and the table shows both, their ratio (now/then: below 1 is faster now), and each one's
+speed next to Protego measured in the same process. A last table times one pathological wildcard
+rule against a 5,000-character path, where a backtracking matcher explodes.
 """
 
 import argparse
+import json
+import os
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from urllib.robotparser import RobotFileParser
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+REPO = Path(__file__).resolve().parent.parent
+BENCH = REPO.parent / "shared" / "bench"
+# The robotsgate measured: this checkout, or (the child of --against) another revision's.
+sys.path.insert(0, os.environ.get("ROBOTSGATE_BENCH_ROOT", str(REPO)))
 
-from protego import Protego
+from protego import Protego  # noqa: E402
 
-from robotsgate.protocol import RobotsTxt
+from robotsgate.protocol import RobotsTxt  # noqa: E402
 
 # --------------------------------------------------------------------------------------------
 # A realistic robots.txt
@@ -165,39 +180,36 @@ def queries(count: int) -> list[tuple[str, str]]:
     return [pairs[i % len(pairs)] for i in range(count)]
 
 
-def main() -> None:
-    options = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    options.add_argument("--decisions", type=int, default=100_000)
-    options.add_argument("--repeats", type=int, default=5)
-    args = options.parse_args()
+def workloads(decisions: int) -> dict[str, tuple[str, list[tuple[str, str]]]]:
+    """name -> (robots.txt, [(agent, URL)])."""
+    rows = [line.split("\t") for line in
+            (BENCH / "shop-requests.tsv").read_text().splitlines()[1:] if line]
+    return {"shop": ((BENCH / "shop-robots.txt").read_text(),
+                     [(agent, url) for agent, url in rows]),
+            "wiki": (realistic_robots(), queries(decisions))}
 
-    text = realistic_robots()
-    work = queries(args.decisions)
 
+def deciders(text: str, *, slow: bool) -> list[tuple[str, Callable[[str, str], bool]]]:
     rfc = RobotsTxt.parse(text)
     google = RobotsTxt.parse(text, semantics="google")
     protego = Protego.parse(text)
-    stdlib = RobotFileParser()
-    stdlib.parse(text.splitlines())
-
-    deciders: list[tuple[str, Callable[[str, str], bool]]] = [
+    out: list[tuple[str, Callable[[str, str], bool]]] = [
         ("robotsgate rfc9309", lambda agent, url: rfc.decide(agent, url).allowed),
         ("robotsgate google", lambda agent, url: google.decide(agent, url).allowed),
         ("Protego", lambda agent, url: protego.can_fetch(url, agent)),
-        ("urllib.robotparser", lambda agent, url: stdlib.can_fetch(agent, url)),
     ]
+    if slow:
+        stdlib = RobotFileParser()
+        stdlib.parse(text.splitlines())
+        out.append(("urllib.robotparser", lambda agent, url: stdlib.can_fetch(agent, url)))
+    return out
 
-    rules = sum(len(group.rules) for group in rfc.groups)
-    print(f"robots.txt: {len(text):,} bytes, {len(rfc.groups)} groups, {rules} rules "
-          f"({sum('*' in r.pattern for g in rfc.groups for r in g.rules)} with '*'); "
-          f"{len(URLS)} URLs x {len(AGENTS)} agents")
-    print(f"{args.decisions:,} decisions per run, best of {args.repeats} runs "
-          f"(Python {sys.version.split()[0]})")
-    print()
 
-    per_decision: dict[str, float] = {}
-    disallowed: dict[str, int] = {}
-    for name, decide in deciders:
+def measure(text: str, work: list[tuple[str, str]], repeats: int, *, slow: bool
+            ) -> dict[str, tuple[float, int]]:
+    """library -> (seconds per decision, decisions disallowed)."""
+    found = {}
+    for name, decide in deciders(text, slow=slow):
         for agent, url in work[:500]:  # warm caches (compiled policies, matched groups)
             decide(agent, url)
 
@@ -205,24 +217,103 @@ def main() -> None:
             for agent, url in work:
                 decide(agent, url)
 
-        per_decision[name] = best_of(args.repeats, run) / len(work)
-        disallowed[name] = sum(not decide(agent, url) for agent, url in work[:len(URLS) *
-                                                                            len(AGENTS)])
+        cost = best_of(repeats, run) / len(work)
+        found[name] = (cost, sum(not decide(agent, url) for agent, url in work))
+    return found
 
-    header = f"{'library':<22}{'µs / decision':>15}{'vs Protego':>14}{'disallowed':>13}"
+
+def describe(name: str, text: str, work: list[tuple[str, str]]) -> str:
+    robots = RobotsTxt.parse(text)
+    rules = [rule for group in robots.groups for rule in group.rules]
+    wild = sum("*" in rule.pattern or rule.pattern.endswith("$") for rule in rules)
+    return (f"{name}: {len(text.encode()):,} bytes, {len(robots.groups)} groups, {len(rules)} "
+            f"rules ({wild} with '*' or '$'), {len(work):,} decisions per run")
+
+
+def main() -> None:
+    options = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    options.add_argument("--decisions", type=int, default=20_000,
+                         help="decisions per run of the wiki workload (the shop's are its own)")
+    options.add_argument("--repeats", type=int, default=5, help="runs, the best one kept")
+    options.add_argument("--against", metavar="REV",
+                         help="also measure robotsgate at this git revision, interleaved")
+    options.add_argument("--rounds", type=int, default=3,
+                         help="with --against: rounds, each running both revisions")
+    options.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = options.parse_args()
+    loads = workloads(args.decisions)
+    if args.child:  # one process's measures, for --against
+        print(json.dumps({name: {lib: cost for lib, (cost, _) in
+                                 measure(text, work, args.repeats, slow=False).items()}
+                          for name, (text, work) in loads.items()}))
+        return
+    print(f"Python {sys.version.split()[0]}; best of {args.repeats} runs")
+    for name, (text, work) in loads.items():
+        print(describe(name, text, work))
+    if args.against:
+        against(args, loads)
+    else:
+        for name, (text, work) in loads.items():
+            table(name, measure(text, work, args.repeats, slow=True))
+    pathological(args.repeats)
+
+
+def table(name: str, found: dict[str, tuple[float, int]]) -> None:
+    print()
+    header = f"{name:<22}{'µs / decision':>15}{'vs Protego':>14}{'disallowed':>12}"
     print(header)
     print("-" * len(header))
-    protego_cost = per_decision["Protego"]
-    for name, cost in per_decision.items():
+    protego_cost = found["Protego"][0]
+    for library, (cost, disallowed) in found.items():
         ratio = protego_cost / cost
         speed = f"{ratio:.1f}x faster" if ratio >= 1 else f"{1 / ratio:.1f}x slower"
-        print(f"{name:<22}{cost * 1e6:>15.2f}{speed:>14}"
-              f"{disallowed[name]:>8} / {len(URLS) * len(AGENTS)}")
-    ratio = protego_cost / per_decision["robotsgate rfc9309"]
-    verdict = "met" if ratio >= 5 else "NOT met"
-    print(f"\ntarget robotsgate (rfc9309) >= 5x faster than Protego: {ratio:.1f}x, {verdict}")
+        print(f"{library:<22}{cost * 1e6:>15.2f}{speed:>14}{disallowed:>12,}")
+    ratio = protego_cost / found["robotsgate rfc9309"][0]
+    if name == "shop":
+        print(f"target robotsgate (rfc9309) >= 5x faster than Protego: {ratio:.1f}x, "
+              f"{'met' if ratio >= 5 else 'NOT met'}")
 
-    pathological(args.repeats)
+
+def against(args: argparse.Namespace, loads: dict[str, object]) -> None:
+    """This checkout and REV, each round in fresh processes one after the other."""
+    with tempfile.TemporaryDirectory(prefix="bench-decide-") as workdir:
+        then = Path(workdir) / "then"
+        subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", "-q", str(then),
+                        args.against], check=True)
+        try:
+            rounds: dict[str, list[dict[str, dict[str, float]]]] = {"now": [], "then": []}
+            for _ in range(args.rounds):
+                for which, root in (("now", REPO), ("then", then)):
+                    done = subprocess.run(
+                        [sys.executable, __file__, "--child", "--repeats", str(args.repeats),
+                         "--decisions", str(args.decisions)],
+                        env={**os.environ, "ROBOTSGATE_BENCH_ROOT": str(root)},
+                        capture_output=True, text=True, check=True)
+                    rounds[which].append(json.loads(done.stdout))
+        finally:
+            subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(then)],
+                           check=False)
+    print(f"\nnow: this checkout; then: {args.against}; {args.rounds} interleaved rounds, "
+          "each figure the best of its round's runs, the range over rounds")
+    header = (f"{'workload':<9}{'library':<20}{'now µs':>14}{'then µs':>14}{'now/then':>12}"
+              f"{'now vs Protego':>16}{'then vs Protego':>17}")
+    print(header)
+    print("-" * len(header))
+
+    def span(values: list[float], digits: int = 2) -> str:
+        return f"{min(values):.{digits}f}-{max(values):.{digits}f}"
+    for name in loads:
+        for library in ("robotsgate rfc9309", "robotsgate google"):
+            now = [r[name][library] * 1e6 for r in rounds["now"]]
+            then_ = [r[name][library] * 1e6 for r in rounds["then"]]
+            ratio = [a / b for a, b in zip(now, then_, strict=True)]
+            vs_now = [r[name]["Protego"] / r[name][library] for r in rounds["now"]]
+            vs_then = [r[name]["Protego"] / r[name][library] for r in rounds["then"]]
+            print(f"{name:<9}{library:<20}{span(now):>14}{span(then_):>14}{span(ratio):>12}"
+                  f"{span(vs_now, 1) + 'x':>16}{span(vs_then, 1) + 'x':>17}")
+    worst = min(r["shop"]["Protego"] / r["shop"]["robotsgate rfc9309"] for r in rounds["now"])
+    print(f"target robotsgate (rfc9309) >= 5x faster than Protego on shop: worst round "
+          f"{worst:.1f}x, {'met' if worst >= 5 else 'NOT met'}")
 
 
 def pathological(repeats: int) -> None:

@@ -290,13 +290,17 @@ def _starting(entries: list[_Entry]) -> dict[str, tuple[_Entry, ...]]:
     return starting
 
 
-# _GlobSet scans the path up to three times per wildcard rule, and walks their segments in
-# Python, all in one go: it is used only while that is cheap for sure. More distinct wildcard
-# rules than _SCANNED_GLOBS, or more segments than _SCANNED_SEGMENTS, are matched by _GlobIndex
-# whatever the path; more than _FEW_GLOBS rules, by _GlobIndex on paths longer than
-# _SCAN_BUDGET / rules characters (a few hundred microseconds of scans at most).
-_SCANNED_GLOBS = 32
-_SCANNED_SEGMENTS = 64
+# _GlobSet scans the path up to three times per wildcard segment and walks the rules in Python,
+# all in one go, so it is used only where its work is bounded below a slice (SLICE, in the same
+# units): at most _SCANNED_LINES lines of Python for the rules (_LINES_PER_GLOB each, and
+# _LINES_PER_SEGMENT for each segment between two '*'), and _SCAN_BUDGET characters of scans,
+# which sets the longest path it takes (_SCAN_BUDGET / scans per character). Rule sets past
+# _SCANNED_LINES are matched by _GlobIndex whatever the path; the others by _GlobIndex on paths
+# longer than their limit (built on first use). The choice is by cost, not by count: the rules of
+# a big shop's or news site's file (some fifty one-star patterns) are scanned, cheapest there.
+_SCANNED_LINES = 1024
+_LINES_PER_GLOB = 9
+_LINES_PER_SEGMENT = 4
 _SCAN_BUDGET = 65_536
 # A stepwise decision yields after about this many work units: one unit is about a line of
 # Python run, or 64 characters read by a C scan; a slice is a few hundred microseconds.
@@ -691,29 +695,28 @@ class LongestMatch:
         self._prefix = None if few else _trie([body for body, _ in prefix])
         self._prefix_rank = {} if few else _outranked(_first_of(prefix))
         # Wildcard rules, each pattern once (in order of precedence: a repeat never wins).
-        # Scanned one by one (_GlobSet) where that is cheap for sure, that is for few rules of
-        # few segments on a path no longer than _SCAN_BUDGET / rules; else _GlobIndex (built on
-        # first use where only long paths need it).
+        # Scanned one by one (_GlobSet) where that is cheap for sure (_scan_cost: rules and
+        # segments within _SCANNED_LINES, on a path no longer than _SCAN_BUDGET / scans); else
+        # _GlobIndex (built on first use where only long paths need it).
         globs: list[tuple[Rank, str, bool]] = []
         seen: set[tuple[str, bool]] = set()
         for rank, body, anchored in ranked:
             if "*" in body and (body, anchored) not in seen:
                 seen.add((body, anchored))
                 globs.append((rank, body, anchored))
-        distinct = len(globs)
-        segments = sum(body.count("*") for _, body, _ in globs)
+        lines, scans = _scan_cost(globs)
         self._index: _GlobIndex | None = None
         self._wildcards: list[tuple[Rank, str, bool]] | None = None
         self._globs: _GlobSet | _Indexed
         self._query_globs: _GlobSet | _Indexed
-        if distinct > _SCANNED_GLOBS or segments > _SCANNED_SEGMENTS:
+        if lines > _SCANNED_LINES:
             self._index = _GlobIndex(globs)
             self._globs = self._query_globs = _Indexed()
             return
         limit = sys.maxsize
-        if distinct > _FEW_GLOBS:
+        if scans:
             self._wildcards = globs
-            limit = _SCAN_BUDGET // distinct
+            limit = _SCAN_BUDGET // scans
         # Rules about query strings ('/*?', '/*?*sessionid=') are common and scan the whole
         # path; a path without '?' can skip every one of them at the cost of one test.
         self._globs = _GlobSet([g for g in globs if "?" not in g[1]], limit)
@@ -769,6 +772,17 @@ class LongestMatch:
             self._index = _GlobIndex(self._wildcards or [])
             self._wildcards = None
         return self._index
+
+
+def _scan_cost(globs: Sequence[tuple[Rank, str, bool]]) -> tuple[int, int]:
+    """_GlobSet's most work on `globs`: lines of Python, and scans per character of path (each
+    rule's longest segment tested, then each segment found, the last one maybe twice)."""
+    lines = scans = 0
+    for _, body, _ in globs:
+        middle = sum(1 for part in body.split("*")[1:-1] if part)
+        lines += _LINES_PER_GLOB + _LINES_PER_SEGMENT * middle
+        scans += middle + 3
+    return lines, scans
 
 
 def _outranked(ranks: dict[str, Rank]) -> dict[str, Rank]:

@@ -183,8 +183,8 @@ paths = st.text(st.sampled_from("ab/"), max_size=16).map(lambda t: "/" + t)
        st.lists(paths, min_size=1, max_size=6))
 def test_many_wildcard_rules_agree_with_reference(rules: list[tuple[bool, str]],
                                                   queries: list[str]) -> None:
-    # Past _SCANNED_GLOBS distinct wildcard rules: matched by the index, whatever the path.
-    rules = rules + [(index % 2 == 0, f"/*{'ab'[index % 2]}*{index}") for index in range(33)]
+    # Past _SCANNED_LINES of wildcard rules: matched by the index, whatever the path.
+    rules = rules + [(index % 2 == 0, f"/*{'ab'[index % 2]}*{index}") for index in range(90)]
     text = "User-agent: *\n" + "".join(
         f"{'Allow' if allow else 'Disallow'}: {pattern}\n" for allow, pattern in rules)
     robots = RobotsTxt.parse(text)
@@ -199,7 +199,7 @@ def test_many_wildcard_rules_agree_with_reference(rules: list[tuple[bool, str]],
 def test_few_wildcard_rules_on_long_paths_agree_with_reference(
         rules: list[tuple[bool, str]], tails: list[str], padding: int) -> None:
     # A few wildcard rules are scanned rule by rule, but not on a path past _SCAN_BUDGET /
-    # rules characters: there the index takes over (built on first use). Same answers.
+    # scans characters: there the index takes over (built on first use). Same answers.
     text = "User-agent: *\n" + "".join(
         f"{'Allow' if allow else 'Disallow'}: {pattern}\n" for allow, pattern in rules)
     robots = RobotsTxt.parse(text)
@@ -340,6 +340,82 @@ def test_ordinary_files_decide_in_one_go() -> None:
         for agent in bench_decide.AGENTS:
             decision, yielded = run(robots.decide_steps(agent, url))
             assert yielded == 0 and decision == robots.decide(agent, url)
+
+
+def test_the_shop_workload_is_scanned_in_one_go() -> None:
+    # ../shared/bench's shop file (some fifty one-star rules in its * group, as big shops and
+    # news sites write them): scanned rule by rule, no index, no slices.
+    bench = Path(__file__).resolve().parents[3] / "shared" / "bench"
+    robots = RobotsTxt.parse((bench / "shop-robots.txt").read_text())
+    rows = [line.split("\t") for line in (bench / "shop-requests.tsv").read_text().splitlines()]
+    for agent, url in rows[1:400]:
+        decision, yielded = run(robots.decide_steps(agent, url))
+        assert yielded == 0 and decision == robots.decide(agent, url)
+    for agent in ("OtherBot", "FooBot", "BarBot"):
+        matcher = matcher_of_agent(robots, agent)
+        assert matcher._index is None
+
+
+def matcher_of_agent(robots: RobotsTxt, agent: str) -> LongestMatch:
+    robots.decide(agent, "/")
+    policy = robots._policy(agent)
+    assert policy is not None and isinstance(policy.matcher, LongestMatch)
+    return policy.matcher
+
+
+def _pairs(letters: str) -> str:
+    """A de Bruijn sequence: every pair of `letters` occurs in it once."""
+    k, sequence, a = len(letters), [], [0, 0, 0]
+
+    def walk(t: int, p: int) -> None:
+        if t > 2:
+            if 2 % p == 0:
+                sequence.extend(a[1:p + 1])
+            return
+        a[t] = a[t - p]
+        walk(t + 1, p)
+        for j in range(a[t - p] + 1, k):
+            a[t] = j
+            walk(t + 1, t)
+
+    walk(1, 1)
+    return "".join(letters[i] for i in sequence)
+
+
+def _costliest_scanned(shape: str) -> tuple[list[tuple[bool, str]], str]:
+    """As many rules of `shape` (each with its own two letters) as are still scanned rule by
+    rule, and a path as long as they are scanned on that holds every rule's letters, early:
+    every rule is tried and walks its segments (the z's in the path's tail) before it fails at
+    the missing q."""
+    pairs = _pairs("abcdefghijklmnop")
+    rules: list[tuple[bool, str]] = []
+
+    def cost(patterns: list[str]) -> tuple[int, int]:
+        return match_module._scan_cost([((0, 0, n), p, False) for n, p in enumerate(patterns)])
+
+    while cost([p for _, p in rules] + [shape.format(pairs[len(rules):len(rules) + 2])])[0] \
+            <= match_module._SCANNED_LINES:
+        rules.append((False, shape.format(pairs[len(rules):len(rules) + 2])))
+    limit = match_module._SCAN_BUDGET // cost([p for _, p in rules])[1]
+    start = "/" + pairs[:len(rules) + 1]
+    assert len(start) < limit
+    return rules, start + "z" * (limit - len(start))
+
+
+@pytest.mark.parametrize("shape", ["/*{}*q", "/*{}*z*z*q", "/*{}*z*z*z*z*z*z*q", "/*{}*z*q$"])
+def test_a_scanned_rule_set_stays_within_a_slice(shape: str) -> None:
+    # _scan_cost's budget, held to the work counted: the costliest rule set still scanned rule
+    # by rule, on the longest path it is scanned on, is decided in one go within one slice.
+    rules, path = _costliest_scanned(shape)
+    assert len(rules) >= 20
+    robots = RobotsTxt.parse("User-agent: *\n" + "".join(f"Disallow: {p}\n" for _, p in rules))
+    matcher = matcher_of(robots)
+    work = slices(matcher, path)
+    assert matcher._index is None and len(work) == 1, work
+    # The model's bound (its lines, and its scans at 64 characters a unit), well within a slice.
+    assert work[0] <= match_module._SCANNED_LINES + match_module._SCAN_BUDGET // 64 <= SLICE, work
+    expected = bitset_decision(rules, path)
+    assert_decides(robots, rules, path, expected)
 
 
 # --------------------------------------------------------------------------------------------
