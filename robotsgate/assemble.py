@@ -101,7 +101,8 @@ def services(settings: Settings, upstream: Upstream, clocks: Clocks, metrics: Me
     rules = RulesCache(settings.rules_cache, semantics=settings.semantics,
                        case_sensitive=settings.path_case == "sensitive")
     fetcher = Fetcher(timeout=settings.fetch_timeout, verify=upstream.verify(),
-                      proxy=upstream.proxy, transport=upstream.transport, resolver=resolver)
+                      proxy=upstream.proxy, transport=upstream.transport, resolver=resolver,
+                      concurrency=settings.fetch_concurrency)
     pacer = Pacer(clocks.monotonic, max_wait=settings.max_wait, max_hosts=settings.cache_size)
     # Cached origins keep bodies; their rules come back through the rules cache.
     local_store = MemoryStore(settings.cache_size, rules)

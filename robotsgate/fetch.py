@@ -107,11 +107,11 @@ class _Guarded(httpcore.AsyncNetworkBackend):
 
 
 class _GuardedTransport(httpx.AsyncHTTPTransport):
-    def __init__(self, verify: ssl.SSLContext | bool, resolver: Resolver) -> None:
+    def __init__(self, verify: ssl.SSLContext | bool, resolver: Resolver,
+                 limits: httpx.Limits) -> None:
         super().__init__(verify=verify)
         # httpx builds its pool with httpcore's default network backend and has no argument
         # for another: the same pool, built again with ours.
-        limits = httpx.Limits()
         self._pool = httpcore.AsyncConnectionPool(
             ssl_context=httpx.create_ssl_context(verify=verify),
             max_connections=limits.max_connections,
@@ -124,16 +124,28 @@ class Fetcher:
 
     With a `resolver`, every connection (redirects included) goes only to an address its
     egress policy allows; through an upstream `proxy`, the proxy connects instead.
+
+    At most `concurrency` fetches are in flight, each with a connection of its own (the pool
+    holds as many): the others wait their turn, and a fetch's timeout starts when it starts.
+    Waiting for the proxy's own resources is never a site's failure (which would be remembered
+    for robots_error_ttl): a thousand new sites at once are fetched in turns, each judged by its
+    own answer.
     """
 
     def __init__(self, *, timeout: float, verify: ssl.SSLContext | bool = True,
                  proxy: str | None = None, transport: httpx.AsyncBaseTransport | None = None,
-                 resolver: Resolver | None = None) -> None:
+                 resolver: Resolver | None = None, concurrency: int = 256) -> None:
         self._timeout = timeout
+        self._turns = asyncio.Semaphore(concurrency)
+        # A connection for every fetch in flight, so none waits for the pool (whose wait would
+        # count in its timeout); a few kept alive, as robots.txt is fetched once a day a site.
+        limits = httpx.Limits(max_connections=concurrency,
+                              max_keepalive_connections=min(concurrency, 20))
         if transport is None and proxy is None and resolver is not None:
-            transport = _GuardedTransport(verify, resolver)
+            transport = _GuardedTransport(verify, resolver, limits)
         self._client = httpx.AsyncClient(
             timeout=httpx.Timeout(timeout), verify=verify, proxy=proxy, transport=transport,
+            limits=limits,
             follow_redirects=False, trust_env=False,
             headers={"Accept": "text/plain, */*;q=0.5",
                      # Only what _read_capped can decompress within its bound.
@@ -146,6 +158,10 @@ class Fetcher:
         """Never raises for network or server trouble: that is an "unreachable" result.
         `user_agent`: the proxy's (robotsgate.fetch.user_agent), never a bot's."""
         user_agent = user_agent or fetch_user_agent(None)
+        async with self._turns:  # the queue is the proxy's: not timed
+            return await self._fetch(robots_url, user_agent)
+
+    async def _fetch(self, robots_url: str, user_agent: str) -> FetchResult:
         try:
             # httpx's timeout is per operation; this bounds the whole fetch, so a server that
             # trickles bytes or redirects slowly cannot hold requests for longer.

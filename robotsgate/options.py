@@ -156,6 +156,11 @@ class Settings:
         10, "Seconds to wait for a robots.txt answer before treating the origin as unreachable "
         "(503); in a fleet, also what a proxy that died while fetching costs the others (plus "
         "2 s).", bounds=(1, 600), rebuilds=Rebuilds.GATE)
+    fetch_concurrency: int = _option(
+        256, "robots.txt fetches in flight at once (a connection each); more wait their turn, "
+        "and a fetch's timeout starts when it starts, so the proxy's own queue never counts "
+        "against a site. A thousand new sites at once are fetched in turns of this many.",
+        bounds=(1, 10_000), rebuilds=Rebuilds.GATE)
     error_ttl: int = _option(
         60, "Seconds an unreachable robots.txt is remembered before it is asked for again; also "
         "the Retry-After of the 503 answers meanwhile.", bounds=(1, 86_400),

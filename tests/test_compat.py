@@ -1,7 +1,8 @@
 """The fixes robotsgate makes to mitmproxy (robotsgate.mitm.compat), held against mitmproxy's
 own classes: an upgrade that changes what they rely on fails here."""
 
-from mitmproxy import http, version
+import pytest
+from mitmproxy import exceptions, http, options, version
 from mitmproxy.connection import Server
 from mitmproxy.proxy import commands, context
 from mitmproxy.proxy.layers.http._events import RequestData, RequestEndOfMessage, RequestHeaders
@@ -62,3 +63,49 @@ def test_an_open_connection_can_be_named_again():
     server.state = server.state.OPEN  # type: ignore[attr-defined]
     compat.rename(server, ("example.com", 443))
     assert server.address == ("example.com", 443)
+
+
+# --- robotsgate serve's master -------------------------------------------------------------------
+
+
+def chain(master: object) -> list[str]:
+    return [compat._name(addon) for addon in master.addons.chain]  # type: ignore[attr-defined]
+
+
+async def test_the_lean_master_starts_as_mitmdumps_own() -> None:
+    # The same addons in the same order as mitmdump's DumpMaster, before any is left out: an
+    # upgrade that changes mitmdump's list fails here.
+    from mitmproxy.tools.dump import DumpMaster
+
+    assert chain(compat.LeanDumpMaster(options.Options())) == \
+        chain(DumpMaster(options.Options()))
+
+
+async def test_the_lean_master_keeps_what_a_proxy_needs_and_what_was_asked_for() -> None:
+    opts = options.Options()
+    master = compat.LeanDumpMaster(opts)
+    opts.update(modify_headers=["/~q/X-Test/1"], flow_detail=0)
+    removed = master.leave_out()
+    kept = chain(master)
+    assert set(kept) == compat.NEEDED | {"termlog", "modifyheaders", "robotsgate-left-out"}
+    assert "onboarding" in removed and "dumper" in removed and "anticache" in removed
+    assert len(kept) < len(removed)
+
+
+async def test_an_option_of_an_addon_left_out_is_refused_later() -> None:
+    opts = options.Options()
+    master = compat.LeanDumpMaster(opts)
+    master.leave_out()
+    with pytest.raises(exceptions.OptionsError, match="anticache needs mitmproxy's anticache "
+                                                      "addon, which robotsgate serve leaves out"):
+        opts.update(anticache=True)
+    assert opts.anticache is False  # rolled back
+    opts.update(listen_port=8081)  # a kept addon's option is set as ever
+
+
+async def test_printing_flows_keeps_the_dumper() -> None:
+    opts = options.Options()
+    master = compat.LeanDumpMaster(opts)
+    opts.update(flow_detail=1)
+    master.leave_out()
+    assert "dumper" in chain(master)

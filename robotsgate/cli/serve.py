@@ -2,9 +2,7 @@
 
 import argparse
 import errno
-import importlib.metadata
 import os
-import shutil
 import socket
 import sys
 from collections.abc import Sequence
@@ -25,6 +23,9 @@ Defaults, each overridden by giving it: --listen-host 127.0.0.1 (or $ROBOTSGATE_
 audit log is the record; --set flow_detail=1 lists them). At start-up one line says what is in
 force; a misspelled option (robotsgate's or mitmproxy's), a bad value, an argument mitmdump
 does not take or a port in use stops it with one line and exit status 2.
+Of mitmdump's own addons it runs those a forward proxy needs and those whose options are given
+at start-up (mitmproxy looks every addon up for every event of every request, so each unused one
+costs every request): setting such an option later is refused, never ignored.
 robotsgate's options: docs/operating/options.md, or `robotsgate serve --options`.
 """
 
@@ -59,17 +60,10 @@ def _in_use(host: str, port: int) -> bool:
     return False
 
 
-def _mitmproxy_requirement() -> str:
-    """The mitmproxy versions this installation asks for, as pyproject.toml declares them."""
-    try:
-        requires = importlib.metadata.requires("robotsgate") or []
-    except importlib.metadata.PackageNotFoundError:  # run from a checkout never installed
-        requires = []
-    return next((r.replace(" ", "") for r in requires if r.startswith("mitmproxy")), "mitmproxy")
-
-
 def serve(args: Sequence[str]) -> int:
-    """Replace this process with mitmdump running robotsgate (never returns, but on error)."""
+    """Run the proxy in this process until it is stopped: mitmdump's main, robotsgate's addon
+    loaded as a script, and of mitmdump's own addons those a forward proxy needs and those
+    whose options are given (compat.LeanDumpMaster)."""
     if any(arg in ("-h", "--help") for arg in args):
         print(SERVE_HELP, end="")
         return 0
@@ -78,14 +72,8 @@ def serve(args: Sequence[str]) -> int:
         print(f"robotsgate serve: {address[0] or '*'}:{address[1]} is in use (another proxy?): "
               f"--listen-port N (or ROBOTSGATE_PORT) picks another port", file=sys.stderr)
         return ERROR
-    here = Path(sys.executable).parent  # the mitmdump installed beside this robotsgate
-    mitmdump = shutil.which("mitmdump", path=str(here)) or shutil.which("mitmdump")
-    if mitmdump is None:
-        print(f"robotsgate serve: mitmdump not found; install mitmproxy (pip install "
-              f"'{_mitmproxy_requirement()}')", file=sys.stderr)
-        return ERROR
     given = " ".join(args)
-    command = [mitmdump]
+    command: list[str] = []
     if "--listen-host" not in given and "listen_host=" not in given:
         command += ["--listen-host", os.environ.get("ROBOTSGATE_HOST", "127.0.0.1")]
     if "--listen-port" not in given and "listen_port=" not in given and \
@@ -93,11 +81,13 @@ def serve(args: Sequence[str]) -> int:
         command += ["--listen-port", os.environ.get("ROBOTSGATE_PORT", "8080")]
     if "flow_detail" not in given and "--flow-detail" not in given:
         command += ["--set", "flow_detail=0"]
-    # robotsgate/addon.py, beside this package: imported by mitmdump, not here (it loads
-    # mitmproxy).
+    # robotsgate/addon.py, beside this package, loaded as `mitmdump -s` loads a script.
     command += ["-s", str(Path(__file__).resolve().parent.parent / "addon.py"), *args]
     sys.stdout.flush()
-    os.execv(mitmdump, command)
+    from robotsgate.mitm import compat  # only serve loads mitmproxy here
+
+    compat.serve(command)
+    return 0
 
 
 def add_parser(commands: Commands) -> None:

@@ -8,8 +8,11 @@ against mitmproxy's own behaviour, so that an upgrade fails in one place.
 import argparse
 import logging
 from collections.abc import Sequence
+from typing import Any
 
-from mitmproxy import connection, ctx, options, version
+from mitmproxy import addons, connection, ctx, exceptions, master, options, version
+from mitmproxy.addonmanager import traverse
+from mitmproxy.addons import dumper, errorcheck, keepserving, readfile
 from mitmproxy.proxy import layer
 from mitmproxy.proxy.layers.http import HttpStream
 from mitmproxy.proxy.layers.http._events import RequestHeaders
@@ -38,6 +41,112 @@ def mitmdump_arguments(args: Sequence[str], *, prog: str) -> argparse.Namespace:
     parser: argparse.ArgumentParser = cmdline.mitmdump(options.Options())
     parser.prog = prog
     return parser.parse_args(list(args))
+
+
+# The addons of mitmdump a forward proxy always needs: accepting connections and choosing their
+# layers (proxyserver, nextlayer, tlsconfig, dnsresolver), its command line and scripts (core,
+# scriptloader, keepserving, errorcheck), refusing what must be refused whatever the options
+# say (block: public clients when listening on every address; disable_h2c: h2c upgrades;
+# strip_dns_https_records: ECH in DNS answers). Every other one is kept only when the operator
+# sets one of its options (dumper: when it would print, flow_detail above 0).
+NEEDED = frozenset({"core", "proxyserver", "nextlayer", "tlsconfig", "dnsresolver",
+                    "scriptloader", "keepserving", "errorcheck", "block", "disableh2c",
+                    "stripdnshttpsrecords"})
+
+
+def _name(addon: object) -> str:
+    return str(getattr(addon, "name", type(addon).__name__.lower()))
+
+
+class LeanDumpMaster(master.Master):
+    """mitmdump's master (mitmproxy.tools.dump.DumpMaster: its addons, in its order) that,
+    before it serves, leaves out the addons nothing asked for.
+
+    mitmproxy's addon manager looks every addon up for every event of every flow, so each
+    unused addon costs every request; mitmdump has some thirty. Every option stays declared, so
+    the command line and config.yaml are read as mitmdump reads them; an option given at start
+    keeps its addon, and one set later for an addon left out is refused (OptionsError), never
+    ignored.
+    """
+
+    def __init__(self, opts: options.Options, loop: Any = None, with_termlog: bool = True,
+                 with_dumper: bool = True) -> None:
+        super().__init__(opts, event_loop=loop, with_termlog=with_termlog)
+        self.declared: dict[str, tuple[object, frozenset[str]]] = {}
+        self.given: set[str] = set()  # options given since construction
+        chain = [*addons.default_addons(), *([dumper.Dumper()] if with_dumper else []),
+                 keepserving.KeepServing(), readfile.ReadFileStdin(), errorcheck.ErrorCheck()]
+        for addon in chain:
+            before = set(opts.keys())
+            self.addons.add(addon)
+            self.declared[_name(addon)] = (addon, frozenset(opts.keys()) - before)
+        opts.changed.connect(self._given)  # after: declaring an option announces it too
+        self.left_out: dict[str, str] = {}  # option -> the addon left out that declared it
+
+    def _given(self, updated: set[str]) -> None:
+        self.given |= updated
+
+    def wanted(self, name: str, declared: frozenset[str]) -> bool:
+        if name in NEEDED:
+            return True
+        if name == "dumper":
+            return int(self.options.flow_detail) > 0
+        return bool(declared & self.given)
+
+    def leave_out(self) -> list[str]:
+        """Remove the addons not wanted; their names."""
+        removed = []
+        for name, (addon, declared) in self.declared.items():
+            if not self.wanted(name, declared):
+                # AddonManager.remove, but for its done hook: these have not started (and
+                # some have an async done, which remove cannot call).
+                for each in traverse([addon]):
+                    self.addons.chain = [a for a in self.addons.chain if a is not each]
+                    self.addons.lookup.pop(_name(each), None)
+                removed.append(name)
+                self.left_out.update(dict.fromkeys(declared, name))
+        if removed:
+            self.addons.add(_LeftOut(self.left_out))
+        return removed
+
+    async def run(self) -> None:
+        self.leave_out()
+        await super().run()
+
+
+class _LeftOut:
+    """Refuses a change, after start-up, of an option whose addon was left out."""
+
+    name = "robotsgate-left-out"
+
+    def __init__(self, left_out: dict[str, str]) -> None:
+        self.left_out = left_out
+
+    def configure(self, updated: set[str]) -> None:
+        for option in sorted(updated & self.left_out.keys()):
+            raise exceptions.OptionsError(
+                f"{option} needs mitmproxy's {self.left_out[option]} addon, which robotsgate "
+                f"serve leaves out unless {option} is given at start-up: restart with "
+                f"--set {option}=...")
+
+
+def serve(args: Sequence[str]) -> None:
+    """mitmdump's main (mitmproxy.tools.main.mitmdump) with LeanDumpMaster."""
+    from mitmproxy.tools import main
+
+    def extra(parsed: argparse.Namespace) -> dict[str, str]:
+        if parsed.filter_args:
+            given = " ".join(parsed.filter_args)
+            return {"save_stream_filter": given, "readfile_filter": given,
+                    "dumper_filter": given}
+        return {}
+
+    main.run(LeanDumpMaster, cmdline.mitmdump, list(args), extra)
+
+
+def addon_names() -> list[str]:
+    """The names of the running master's addons, every level (for tests and start-up)."""
+    return [_name(addon) for addon in traverse(ctx.master.addons.chain)]
 
 
 def listening() -> list[tuple[str, int]]:

@@ -27,8 +27,26 @@ def _no_proxy_env(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
+# The suites about what may leave run against `robotsgate serve` too: its master leaves out the
+# mitmdump addons nothing asked for, and every guarantee must hold with them gone.
+SERVE_TOO = frozenset({"test_attacks", "test_bypass", "test_what_leaves", "test_proxy"})
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "proxy" in metafunc.fixturenames and \
+            metafunc.module.__name__.rsplit(".", 1)[-1] in SERVE_TOO:
+        metafunc.parametrize("proxy_kind", ["mitmdump", "serve"], indirect=True)
+
+
 @pytest.fixture
-def proxy(tmp_path: Path, test_ca: CertAuthority) -> Iterator[Callable[..., Proxy]]:
+def proxy_kind(request: pytest.FixtureRequest) -> str:
+    """How the proxy of a test is started: `mitmdump -s addon.py`, or `robotsgate serve`."""
+    return str(getattr(request, "param", "mitmdump"))
+
+
+@pytest.fixture
+def proxy(tmp_path: Path, test_ca: CertAuthority, proxy_kind: str
+          ) -> Iterator[Callable[..., Proxy]]:
     """Factory: ``proxy(robots_mode="monitor", ...)`` starts mitmdump with those ``--set``s.
 
     ``trust_test_ca=True`` makes it trust the test CA for upstream TLS
@@ -40,7 +58,8 @@ def proxy(tmp_path: Path, test_ca: CertAuthority) -> Iterator[Callable[..., Prox
               **options: Any) -> Proxy:
         if trust_test_ca:
             options["ssl_verify_upstream_trusted_ca"] = str(test_ca.ca_pem)
-        p = Proxy(tmp_path / f"proxy{len(started)}", options, nofile=nofile)
+        p = Proxy(tmp_path / f"proxy{len(started)}", options, nofile=nofile,
+                  serve=proxy_kind == "serve")
         started.append(p)
         return p
 

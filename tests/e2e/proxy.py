@@ -1,4 +1,5 @@
-"""The proxy under test: a real ``mitmdump -s addon.py`` on a free port of 127.0.0.1.
+"""The proxy under test: a real ``mitmdump -s addon.py`` (or ``robotsgate serve``) on a free port
+of 127.0.0.1.
 
 ``Proxy`` runs one with its own confdir and audit log until it is stopped; ``run_mitmdump`` runs
 one that is expected to exit by itself (a configuration it must refuse).
@@ -30,12 +31,15 @@ MITMDUMP = Path(sys.executable).parent / "mitmdump"
 START_TIMEOUT = 20.0  # seconds for mitmdump to accept connections
 
 
-def mitmdump_command(port: int, confdir: Path, options: Mapping[str, Any]) -> list[str]:
+def mitmdump_command(port: int, confdir: Path, options: Mapping[str, Any], *,
+                     serve: bool = False) -> list[str]:
+    """`mitmdump -s addon.py`, or (`serve`) `robotsgate serve`, which loads the same addon into
+    its lean master."""
     options = {"robots_egress_allow": LOOPBACK, **options}
+    start = [sys.executable, "-m", "robotsgate", "serve"] if serve else \
+        [str(MITMDUMP), "-s", str(ADDON)]
     cmd = [
-        str(MITMDUMP),
-        "-s",
-        str(ADDON),
+        *start,
         "--listen-host",
         "127.0.0.1",
         "--listen-port",
@@ -59,8 +63,9 @@ class Proxy:
     """A running ``mitmdump -s addon.py`` on 127.0.0.1."""
 
     def __init__(self, workdir: Path, options: Mapping[str, Any], *,
-                 nofile: int | None = None) -> None:
+                 nofile: int | None = None, serve: bool = False) -> None:
         self.workdir = workdir
+        self.serve = serve
         self.nofile = nofile  # the process's limit of open descriptors, when lowered
         self.confdir = workdir / "conf"
         self.confdir.mkdir(parents=True, exist_ok=True)
@@ -90,7 +95,7 @@ class Proxy:
     def _start(self) -> None:
         for _attempt in range(3):
             self.port = free_port()
-            cmd = mitmdump_command(self.port, self.confdir, self.options)
+            cmd = mitmdump_command(self.port, self.confdir, self.options, serve=self.serve)
             with self.stdout_path.open("wb") as out, self.stderr_path.open("wb") as err:
                 self.process = subprocess.Popen(
                     cmd, stdout=out, stderr=err, cwd=REPO, env=mitmdump_env(),

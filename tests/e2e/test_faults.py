@@ -407,6 +407,29 @@ async def test_thousand_simultaneous_first_requests_fetch_robots_txt_once(
     assert sorted(r["url"] for r in records) == sorted(site.url(p) for p in paths)
 
 
+def test_new_sites_past_the_fetches_in_flight_wait_their_turn_untimed(
+        origin: OriginFactory, proxy: ProxyFactory) -> None:
+    # Eight new sites at once, each answering its robots.txt in 0.8 s (robots_fetch_timeout is
+    # 1 s), two fetched at a time: the last two wait 2.4 s for their turn, past the 2 s a whole
+    # fetch may take (twice robots_fetch_timeout). Their wait is the proxy's, not theirs: every
+    # site is judged by its own robots.txt, none answered 503 (which would be remembered for
+    # robots_error_ttl).
+    sites = [origin() for _ in range(8)]
+    for site in sites:
+        site.set_robots(ROBOTS, delay=0.8)
+    gate = proxy(robots_fetch_timeout=1, robots_fetch_concurrency=2)
+    started = time.monotonic()
+    with ThreadPoolExecutor(len(sites)) as pool:
+        answers = list(pool.map(lambda site: requests_call(gate, site.url("/private/x")), sites))
+    took = time.monotonic() - started
+    assert [answer.status for answer in answers] == [403] * len(sites), answers
+    assert all(answer.headers["x-robotsgate-reason"] == "disallowed" for answer in answers)
+    assert all(site.paths() == ["/robots.txt"] for site in sites)
+    assert took >= 4 * 0.8  # in four turns of two: the bound held
+    records = gate.wait_audit(len(sites))
+    assert {record["reason"] for record in records} == {"disallowed"}
+
+
 def test_kill_9_during_a_burst_leaves_no_torn_audit_line(
     origin: OriginFactory, proxy: ProxyFactory
 ) -> None:
