@@ -2,6 +2,7 @@
 
     .venv/bin/python scripts/bench_burst.py [--sites 1000] [--robots-delay 1.5] [--spread 1]
                                             [--set robots_fetch_concurrency=256 ...]
+                                            [--against REV]
 
 Each of --sites bots sends its first two requests, one allowed and one disallowed, to a site of
 its own: sites on as many loopback addresses (127.1.x.y), each answering its robots.txt after
@@ -56,17 +57,25 @@ def site(index: int, port: int) -> str:
 
 
 def serve_sites(port: int, robots_delay: float, ready: multiprocessing.synchronize.Event,
-                fetches: multiprocessing.sharedctypes.Synchronized[int]) -> None:
+                fetches: multiprocessing.sharedctypes.Synchronized[int],
+                most: multiprocessing.sharedctypes.Synchronized[int]) -> None:
     raise_descriptor_limit()
+    in_flight = 0
 
     async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal in_flight
         try:
             head = await reader.readuntil(b"\r\n\r\n")
             path = head.split(b" ", 2)[1]
             if path == b"/robots.txt":
                 with fetches.get_lock():
                     fetches.value += 1
-                await asyncio.sleep(robots_delay)
+                in_flight += 1
+                most.value = max(most.value, in_flight)
+                try:
+                    await asyncio.sleep(robots_delay)
+                finally:
+                    in_flight -= 1
                 body = ROBOTS
             else:
                 body = b"page\n"
@@ -134,17 +143,18 @@ def memory_kib(pid: int, field: str) -> int:
     return 0
 
 
-def start_proxy(workdir: Path, options: list[str]) -> tuple[subprocess.Popen[bytes], int]:
+def start_proxy(workdir: Path, options: list[str], checkout: Path
+                ) -> tuple[subprocess.Popen[bytes], int]:
     port = free_port()
     args = [str(MITMDUMP), "-q", "--listen-host", "127.0.0.1", "--listen-port", str(port),
-            "-s", str(REPO / "addon.py"), "--set", f"confdir={workdir / 'conf'}",
+            "-s", str(checkout / "addon.py"), "--set", f"confdir={workdir / 'conf'}",
             "--set", f"robots_audit_log={workdir / 'audit.jsonl'}",
             "--set", "robots_egress_allow=127.0.0.0/8"]
     for option in options:
         args += ["--set", option]
-    process = subprocess.Popen(args, cwd=REPO, stdout=subprocess.DEVNULL,
+    process = subprocess.Popen(args, cwd=checkout, stdout=subprocess.DEVNULL,
                                stderr=(workdir / "mitmdump.err").open("wb"),
-                               env={**os.environ, "PYTHONPATH": str(REPO)})
+                               env={**os.environ, "PYTHONPATH": str(checkout)})
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -166,18 +176,25 @@ def main() -> int:
                         help="seconds over which the requests are sent")
     parser.add_argument("--set", action="append", default=[], metavar="OPTION=VALUE",
                         help="a robotsgate or mitmproxy option for the proxy")
+    parser.add_argument("--against", metavar="REV",
+                        help="run robotsgate as it was at this git revision instead")
     args = parser.parse_args()
     raise_descriptor_limit()
     sites_port = free_port()
     ready = multiprocessing.Event()
-    fetches = multiprocessing.Value("i", 0)
+    fetches, most = multiprocessing.Value("i", 0), multiprocessing.Value("i", 0)
     server = multiprocessing.Process(target=serve_sites, daemon=True,
-                                     args=(sites_port, args.robots_delay, ready, fetches))
+                                     args=(sites_port, args.robots_delay, ready, fetches, most))
     server.start()
     if not ready.wait(30):
         raise SystemExit("the sites did not start")
     with tempfile.TemporaryDirectory(prefix="bench-burst-") as tmp:
-        proxy, proxy_port = start_proxy(Path(tmp), args.set)
+        checkout = REPO
+        if args.against:
+            checkout = Path(tmp) / "then"
+            subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", "-q",
+                            str(checkout), args.against], check=True)
+        proxy, proxy_port = start_proxy(Path(tmp), args.set, checkout)
         try:
             before = memory_kib(proxy.pid, "VmRSS")
             sites = [site(i, sites_port) for i in range(args.sites)]
@@ -187,13 +204,18 @@ def main() -> int:
             proxy.terminate()
             proxy.wait(timeout=30)
             server.terminate()
+            if args.against:
+                subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force",
+                                str(checkout)], check=False)
     kinds = collections.Counter((path, status, reason) for path, status, reason, _ in answers)
     slowest = max(seconds for *_, seconds in answers)
-    print(f"{args.sites:,} new sites, robots.txt answered in {args.robots_delay:g} s each; "
+    print(f"robotsgate at {args.against or 'this checkout'}; {args.sites:,} new sites, "
+          f"robots.txt answered in {args.robots_delay:g} s each; "
           f"{len(answers):,} requests sent within {args.spread:g} s through one proxy"
           + (f" ({', '.join(args.set)})" if args.set else ""))
     print(f"all answered in {took:.2f} s (the slowest request waited {slowest:.2f} s); "
-          f"robots.txt fetches seen by the sites: {fetches.value:,}")
+          f"robots.txt fetches seen by the sites: {fetches.value:,}, at most {most.value:,} at "
+          f"once")
     for (path, status, reason), count in sorted(kinds.items()):
         print(f"  {path:<11} {status:>3} {reason or '-':<22} {count:>6,}")
     print(f"proxy memory: {before / 1024:.0f} MiB before, peak {peak / 1024:.0f} MiB")

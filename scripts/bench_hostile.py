@@ -354,7 +354,7 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="robotsgate-bench-hostile-"))
     mitmdump.ADDON = source / "addon.py"
     mitmdump.REPO = source
-    proxy = Proxy(work, {"flow_detail": 0, "termlog_verbosity": "warn"})
+    proxy = Proxy(work, {"flow_detail": 0})
     with running(proxy.stop, hostile.stop, unrelated.stop, benign.stop):
         port = proxy.port
         if (os.cpu_count() or 1) >= 2 and proxy.process is not None:
