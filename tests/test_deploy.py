@@ -480,8 +480,10 @@ def test_the_unit_starts_the_proxy_in_its_sandbox(
         # UMask=0077: the CA's key and what the bots asked for are nobody else's to read.
         for private in (svc.state / "mitmproxy-ca.pem", svc.audit_path):
             assert private.stat().st_mode & 0o077 == 0, private
-        # $MAINPID: `robotsgate serve` became mitmdump, so ExecReload's signal reaches it.
-        assert "mitmdump" in Path(f"/proc/{svc.process.pid}/cmdline").read_bytes().decode()
+        # $MAINPID: `robotsgate serve` runs the proxy in its own process, so ExecReload's
+        # signal reaches it.
+        assert "robotsgate\x00serve\x00" in \
+            Path(f"/proc/{svc.process.pid}/cmdline").read_bytes().decode()
     finally:
         secure.stop()
 

@@ -1,8 +1,8 @@
 """robotsgate's mitmproxy layer: the only package that imports mitmproxy.
 
-One small addon per concern, cooperating through flow.metadata (robotsgate.mitm.keys) and
-sharing the options and services that `Runtime` owns. mitmproxy calls each hook on them in the
-order listed, which is the order that matters:
+One small part per concern, each written as a mitmproxy addon, cooperating through
+flow.metadata (robotsgate.mitm.keys) and sharing the options and services that `Runtime` owns.
+`RobotsGate` calls each hook on them in the order listed, which is the order that matters:
 
 - `Runtime`     options -> Settings -> services; audit log, metrics server, lifecycle
 - `Egress`      every origin connection dialled at the address decided, with the decided name
@@ -14,7 +14,13 @@ order listed, which is the order that matters:
 - `UsageCheck`  AI usage preferences of the response: X-Robotsgate-Usage, bodies withheld
 """
 
+import inspect
+from collections.abc import Awaitable, Callable
+from typing import Any
+
 import httpx
+from mitmproxy import hooks
+from mitmproxy.proxy import layers, server_hooks  # noqa: F401  (they declare their hooks)
 
 from robotsgate.assemble import Clocks
 from robotsgate.mitm.decide import Decide
@@ -29,8 +35,14 @@ from robotsgate.resolver import Lookup, system_lookup
 
 
 class RobotsGate:
-    """robotsgate as one mitmproxy addon: `addons = [RobotsGate()]`. It has no hooks of its
-    own; mitmproxy runs those of `self.addons`, in order."""
+    """robotsgate as one mitmproxy addon: `addons = [RobotsGate()]`.
+
+    Its hooks are its parts' hooks, called part after part in the order of `parts` (each
+    awaited before the next runs), exactly as mitmproxy would call them were the parts its
+    addons. They are not: mitmproxy walks every addon of the tree for every event of every
+    flow, and builds each hook's arguments again for every addon that has the hook; one addon
+    whose hooks are worked out once costs a request one look-up per event.
+    """
 
     def __init__(self, *, clocks: Clocks | None = None,
                  transport: httpx.AsyncBaseTransport | None = None,
@@ -38,7 +50,37 @@ class RobotsGate:
         # Injectable so that it can be driven without a network (transport: where robots.txt
         # files are fetched from; lookup: how names resolve) or real time.
         self.runtime = Runtime(clocks or Clocks(), transport, lookup)
-        self.addons = [self.runtime, Egress(self.runtime), Tunnels(self.runtime),
-                       Decide(self.runtime),
-                       Turns(self.runtime), Pushback(self.runtime), PageReader(self.runtime),
-                       UsageCheck(self.runtime)]
+        self.parts = (self.runtime, Egress(self.runtime), Tunnels(self.runtime),
+                      Decide(self.runtime), Turns(self.runtime), Pushback(self.runtime),
+                      PageReader(self.runtime), UsageCheck(self.runtime))
+        for hook in hooks.all_hooks:
+            methods = [method for part in self.parts
+                       if (method := getattr(part, hook, None)) is not None]
+            if methods:
+                setattr(self, hook, _in_order(methods))
+
+
+def _in_order(methods: list[Callable[..., Any]]) -> Callable[..., Any]:
+    """One hook that calls `methods` in turn, as mitmproxy calls an addon tree's: synchronous
+    while they are (a hook mitmproxy runs synchronously stays so), and from the first that
+    returns an awaitable, each awaited before the next is called."""
+    if len(methods) == 1:
+        return methods[0]
+
+    def hook(*args: Any) -> Any:
+        for index, method in enumerate(methods):
+            result = method(*args)
+            if result is not None and inspect.isawaitable(result):
+                return _awaiting(result, methods[index + 1:], args)
+        return None
+
+    return hook
+
+
+async def _awaiting(first: Awaitable[Any], rest: list[Callable[..., Any]],
+                    args: tuple[Any, ...]) -> None:
+    await first
+    for method in rest:
+        result = method(*args)
+        if result is not None and inspect.isawaitable(result):
+            await result
