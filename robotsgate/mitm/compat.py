@@ -144,11 +144,6 @@ def serve(args: Sequence[str]) -> None:
     main.run(LeanDumpMaster, cmdline.mitmdump, list(args), extra)
 
 
-def addon_names() -> list[str]:
-    """The names of the running master's addons, every level (for tests and start-up)."""
-    return [_name(addon) for addon in traverse(ctx.master.addons.chain)]
-
-
 def listening() -> list[tuple[str, int]]:
     """(host, port) of every address the proxy listens on (mitmproxy's proxyserver addon);
     host "" or an unspecified address: every address of this machine."""
