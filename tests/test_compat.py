@@ -109,3 +109,83 @@ async def test_printing_flows_keeps_the_dumper() -> None:
     opts.update(flow_detail=1)
     master.leave_out()
     assert "dumper" in chain(master)
+
+
+# --- what the layer relies on, and the rules it copies -------------------------------------------
+
+
+def test_every_name_the_layer_relies_on_is_there() -> None:
+    relied_on = compat.relied_on()
+    assert len(relied_on) >= 8 and all(relied_on.values()), relied_on
+    assert compat.check() == []
+
+
+def test_a_missing_name_stops_the_load(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mitmproxy.addons.next_layer import NextLayer
+
+    monkeypatch.delattr(NextLayer, "_ignore_connection")
+    assert compat.check() == [f"cannot run on mitmproxy {version.VERSION}: this layer relies "
+                              "on NextLayer._ignore_connection, which it does not have"]
+
+
+def _mitmproxy_ignores(host: str, port: int) -> bool:
+    """What mitmproxy's own chooser decides for a connection known only by its target."""
+    from mitmproxy.addons.next_layer import NextLayer
+
+    context_ = context.Context(tflow.tclient_conn(), options.Options())
+    context_.server = Server(address=(host, port))
+    context_.server.peername = None
+    return bool(NextLayer()._ignore_connection(context_, b"", b""))
+
+
+@pytest.mark.parametrize("ignore, allow", [
+    ([], []),
+    (["example\\.com"], []),
+    (["^example\\.com:443$"], []),
+    (["EXAMPLE\\.COM"], []),
+    ([":8443$"], []),
+    ([], ["example\\.com"]),
+    ([], ["^other\\.example:443$"]),
+    (["www\\."], ["example\\.com"]),
+])
+@pytest.mark.parametrize("host, port", [
+    ("example.com", 443), ("www.example.com", 443), ("Example.COM", 8443),
+    ("other.example", 443), ("192.0.2.1", 443), ("::1", 443)])
+def test_a_tunnel_passed_unseen_is_the_one_mitmproxy_passes(
+        ignore: list[str], allow: list[str], host: str, port: int) -> None:
+    # compat.not_intercepted answers before any byte is seen what mitmproxy's chooser answers
+    # for a connection known only by its CONNECT target.
+    with taddons.context() as tctx:
+        tctx.options.update(ignore_hosts=ignore, allow_hosts=allow)
+        assert compat.not_intercepted(host, port) is _mitmproxy_ignores(host, port)
+
+
+def _server(host: str, port: int, *, tls: bool) -> Server:
+    server = Server(address=(host, port))
+    server.tls = tls
+    return server
+
+
+@pytest.mark.parametrize("server, url, reused", [
+    (_server("example.com", 443, tls=True), "https://example.com/", True),
+    (_server("example.com", 443, tls=False), "https://example.com/", False),
+    (_server("example.com", 80, tls=False), "http://example.com/", True),
+    (_server("example.com", 443, tls=True), "https://example.com:8443/", False),
+    (_server("example.com", 443, tls=True), "https://www.example.com/", False),
+])
+def test_a_connection_is_reused_as_mitmproxy_reuses_it(
+        server: Server, url: str, reused: bool) -> None:
+    request = http.Request.make("GET", url)
+    assert compat.reuses(server, request) is reused
+
+
+def test_options_given_before_they_were_declared_are_taken_as_given() -> None:
+    opts = options.Options()
+    opts.set("robots_agent=bot", "robots_example=a", "robots_example=b", defer=True)
+    opts.deferred["robots_other"] = 3  # as config.yaml gives a value
+    deferred = compat.deferred(opts)
+    assert sorted(deferred) == ["robots_agent", "robots_example", "robots_other"]
+    assert compat.given_strings(deferred["robots_example"]) == ["a", "b"]
+    assert compat.given_strings(deferred["robots_other"]) is None
+    deferred.pop("robots_agent")
+    assert "robots_agent" not in opts.deferred  # taken for good

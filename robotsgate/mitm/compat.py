@@ -7,14 +7,25 @@ against mitmproxy's own behaviour, so that an upgrade fails in one place.
 
 import argparse
 import logging
+import re
 from collections.abc import Sequence
 from typing import Any
 
-from mitmproxy import addons, connection, ctx, exceptions, master, options, version
-from mitmproxy.addonmanager import traverse
+from mitmproxy import (
+    addons,
+    connection,
+    ctx,
+    exceptions,
+    http,
+    master,
+    options,
+    optmanager,
+    version,
+)
+from mitmproxy.addonmanager import AddonManager, traverse
 from mitmproxy.addons import dumper, errorcheck, keepserving, readfile
 from mitmproxy.proxy import layer
-from mitmproxy.proxy.layers.http import HttpStream
+from mitmproxy.proxy.layers.http import GetHttpConnection, HttpStream
 from mitmproxy.proxy.layers.http._events import RequestHeaders
 from mitmproxy.proxy.layers.http._http1 import Http1Client
 from mitmproxy.tools import cmdline
@@ -26,12 +37,43 @@ logger = logging.getLogger(__name__)
 CHECKED = "12.3"  # the mitmproxy release line everything below was read against
 
 
-def check() -> None:
-    """Warn once when the installed mitmproxy is not the line this layer was checked against."""
+def relied_on() -> dict[str, bool]:
+    """Every private name of mitmproxy this module uses, and whether it is there."""
+    from mitmproxy.addons.next_layer import NextLayer
+
+    names = {
+        "OptManager.deferred": hasattr(optmanager.OptManager(), "deferred"),
+        "optmanager._UnconvertedStrings": hasattr(optmanager, "_UnconvertedStrings"),
+        "NextLayer._ignore_connection": hasattr(NextLayer, "_ignore_connection"),
+        "GetHttpConnection.connection_spec_matches":
+            hasattr(GetHttpConnection, "connection_spec_matches"),
+        "HttpStream.check_body_size": hasattr(HttpStream, "check_body_size"),
+        "HttpStream.request_body_buf": "request_body_buf" in HttpStream.__annotations__,
+        "Http1Client.send": hasattr(Http1Client, "send"),
+        "AddonManager.chain, .lookup": {"chain", "lookup"} <= set(_stored(AddonManager)),
+    }
+    return names
+
+
+def _stored(cls: type) -> tuple[str, ...]:
+    """The attribute names a class's __init__ mentions (where it sets or reads them)."""
+    init: Any = vars(cls)["__init__"]
+    return tuple(init.__code__.co_names)
+
+
+def check() -> list[str]:
+    """At load: what makes this mitmproxy one robotsgate cannot run on (a name this layer relies
+    on is gone: its fixes would silently not apply); a warning when the installed mitmproxy is
+    not the line this layer was checked against."""
+    missing = sorted(name for name, present in relied_on().items() if not present)
+    if missing:
+        return [f"cannot run on mitmproxy {version.VERSION}: this layer relies on "
+                f"{', '.join(missing)}, which it does not have"]
     if not version.VERSION.startswith(CHECKED + "."):
         logger.warning("robotsgate: its mitmproxy layer was checked against mitmproxy %s.x, "
                        "this is %s: run its tests before relying on it", CHECKED,
                        version.VERSION)
+    return []
 
 
 def mitmdump_arguments(args: Sequence[str], *, prog: str) -> argparse.Namespace:
@@ -151,6 +193,77 @@ def listening() -> list[tuple[str, int]]:
     if proxyserver is None:
         return []
     return [(str(address[0]), int(address[1])) for address in proxyserver.listen_addrs()]
+
+
+# --- options given before robotsgate declared them -----------------------------------------------
+
+
+def deferred(opts: optmanager.OptManager) -> dict[str, Any]:
+    """The options given (--set, config.yaml) before any addon declared them, by name:
+    mitmproxy's OptManager.deferred, which it applies all at once when an addon declares them
+    (process_deferred). What is popped from it mitmproxy never sees again."""
+    pending: dict[str, Any] = getattr(opts, "deferred", {})
+    return pending
+
+
+def given_strings(value: Any) -> list[str] | None:
+    """The strings of a deferred option as given on the command line, not yet converted; None
+    for a value given as one (config.yaml)."""
+    if isinstance(value, optmanager._UnconvertedStrings):
+        return list(value.val)
+    return None
+
+
+# --- the choice of a connection's layers ---------------------------------------------------------
+
+
+def choose_layer(nextlayer: layer.NextLayer) -> None:
+    """Let mitmproxy's own chooser (the nextlayer addon) choose now, if no one has.
+
+    Script addons are asked before mitmproxy's own addons; robotsgate judges mitmproxy's choice,
+    so it asks for it first (the chooser leaves a layer already set alone when its turn comes).
+    """
+    if nextlayer.layer is None:
+        ctx.master.addons.get("nextlayer").next_layer(nextlayer)
+
+
+def ignored(nextlayer: layer.NextLayer) -> bool:
+    """Whether mitmproxy passes this connection through unseen (ignore_hosts, allow_hosts),
+    asked of its own chooser (NextLayer._ignore_connection), so that the answer is the one it
+    acted on: by the CONNECT target, the address dialled, a Host header, a TLS server name."""
+    chooser = ctx.master.addons.get("nextlayer")
+    try:
+        return bool(chooser._ignore_connection(nextlayer.context, nextlayer.data_client(),
+                                               nextlayer.data_server()))
+    except Exception:
+        return False  # cannot tell (more data needed, or it changed): not let through unseen
+
+
+def not_intercepted(host: str, port: int) -> bool:
+    """Whether mitmproxy will pass a CONNECT to host:port through unseen (ignore_hosts,
+    allow_hosts), before any byte of it is seen.
+
+    NextLayer._ignore_connection's test on "host:port" alone, case-insensitively (held against
+    it in tests/test_compat.py): the address dialled, a Host header or a server name can make
+    it pass through later as well, which `ignored` answers.
+    """
+    opts = ctx.options
+    address = f"{host}:{port}"
+    if opts.allow_hosts and not any(re.search(rex, address, re.IGNORECASE)
+                                    for rex in opts.allow_hosts):
+        return True
+    return any(re.search(rex, address, re.IGNORECASE) for rex in opts.ignore_hosts)
+
+
+def reuses(server: connection.Server, request: http.Request) -> bool:
+    """Whether mitmproxy's HTTP layer would send this request on this connection, by its own
+    test (GetHttpConnection.connection_spec_matches: address, TLS, upstream proxy, transport)."""
+    wanted = GetHttpConnection((request.host, request.port), request.scheme == "https",
+                               server.via, server.transport_protocol)
+    return wanted.connection_spec_matches(server)
+
+
+# --- fixes -----------------------------------------------------------------------------------
 
 
 def patch() -> None:

@@ -113,14 +113,13 @@ class Runtime:
         for spec in OPTIONS:
             loader.add_option(spec.name, Sequence[str] if spec.kind is Sequence else spec.kind,
                               spec.default, spec.help, choices=spec.choices)
-        problems = _apply_deferred(loader.master.options)
+        problems = compat.check() or _apply_deferred(loader.master.options)
         if problems:
             # At start-up, before the proxy listens: one line per problem and a non-zero exit,
             # rather than a traceback and a proxy that runs on without the value meant.
             for problem in problems:
                 print(f"robotsgate: {problem}", file=sys.stderr)
             sys.exit(2)
-        compat.check()
         compat.patch()
         options = loader.master.options
         if "flow_detail" in options.keys() and options.flow_detail == 0:  # noqa: SIM118
@@ -280,7 +279,7 @@ def _apply_deferred(options: Any) -> list[str]:
     Here each of ours is applied and checked alone, and a name that looks like one of ours but
     is not is reported with the one it probably means.
     """
-    deferred: dict[str, Any] = options.deferred
+    deferred = compat.deferred(options)
     problems = []
     for name in sorted(deferred):
         if name not in NAMES:
@@ -295,8 +294,9 @@ def _apply_deferred(options: Any) -> list[str]:
             continue
         value = deferred.pop(name)
         try:
-            if hasattr(value, "val"):  # strings from the command line, not yet converted
-                options.set(*(f"{name}={v}" for v in value.val))
+            given = compat.given_strings(value)
+            if given is not None:
+                options.set(*(f"{name}={v}" for v in given))
             else:
                 options.update(**{name: value})
             SPECS[name].check(getattr(options, name))
@@ -310,7 +310,7 @@ def _unknown_options(options: Any) -> list[str]:
     """The options set on the command line (or in config.yaml) that no addon registered."""
     known = sorted(options.keys())
     problems = []
-    for name in sorted(getattr(options, "deferred", {})):
+    for name in sorted(compat.deferred(options)):
         close = difflib.get_close_matches(name, known, n=1, cutoff=0.8)
         problems.append(f"unknown option {name}" + (f"; did you mean {close[0]}?" if close
                                                     else " (no addon has it)"))

@@ -13,7 +13,6 @@ protocols to anything but WebSocket is cut before the 101 reaches the client.
 
 import contextlib
 import logging
-import re
 
 from mitmproxy import ctx, http
 from mitmproxy.proxy import commands, events, layer
@@ -23,7 +22,7 @@ from mitmproxy.proxy.layers.http import HTTPMode
 from robotsgate import outcomes
 from robotsgate.audit import Event
 from robotsgate.egress import Refused
-from robotsgate.mitm import keys
+from robotsgate.mitm import compat, keys
 from robotsgate.mitm.answers import AuditUnwritable, answer, peer, retry_after
 from robotsgate.mitm.runtime import Runtime
 from robotsgate.origin import Origin
@@ -79,7 +78,7 @@ class Tunnels:
             verdict = await services.gate.check_host(origin, req.headers.get("user-agent"),
                                                     identity.token)
             if verdict.action == "forward":
-                if not_intercepted(req.host, req.port):
+                if compat.not_intercepted(req.host, req.port):
                     recorder.flow(flow, "tunnel", Reason.NOT_INTERCEPTED, None, verdict)
                 return
             status = verdict.status or 503
@@ -115,10 +114,7 @@ class Tunnels:
         answer(flow, reason, outcomes.text(reason, tunnel=True, **fields))
 
     def next_layer(self, nextlayer: layer.NextLayer) -> None:
-        if nextlayer.layer is None:
-            # Script addons are asked before mitmproxy's own chooser: let it choose first (it
-            # leaves a layer that is already set alone when its turn comes).
-            ctx.master.addons.get("nextlayer").next_layer(nextlayer)
+        compat.choose_layer(nextlayer)
         chosen = nextlayer.layer
         if chosen is None:
             return
@@ -132,8 +128,8 @@ class Tunnels:
         address = context.server.address
         tunnel = len(context.layers) > 1 and isinstance(
             context.layers[0], (modes.HttpProxy, modes.HttpUpstreamProxy))
-        if tunnel and address is not None and _ignored(nextlayer) and \
-                not_intercepted(address[0], address[1]):
+        if tunnel and address is not None and compat.ignored(nextlayer) and \
+                compat.not_intercepted(address[0], address[1]):
             return  # decided at the CONNECT, on its host, and recorded there (http_connect)
         if isinstance(chosen, TCPLayer) and address is not None and \
                 context.client.transport_protocol == "tcp":
@@ -178,30 +174,6 @@ class Tunnels:
         # Not "block": the request itself was decided and did reach the origin.
         recorder.flow(flow, "cut", Reason.UPGRADE, 502, None)
         flow.kill()
-
-
-def not_intercepted(host: str, port: int) -> bool:
-    """Whether mitmproxy will pass this CONNECT through unseen (ignore_hosts, allow_hosts).
-
-    Mirrors mitmproxy's own test on "host:port" (next_layer.py), case-insensitively.
-    """
-    opts = ctx.options
-    address = f"{host}:{port}"
-    if opts.allow_hosts and not any(re.search(rex, address, re.IGNORECASE)
-                                    for rex in opts.allow_hosts):
-        return True
-    return any(re.search(rex, address, re.IGNORECASE) for rex in opts.ignore_hosts)
-
-
-def _ignored(nextlayer: layer.NextLayer) -> bool:
-    """Whether mitmproxy passes this connection through unseen (ignore_hosts, allow_hosts), asked
-    of its own next-layer addon, so that the answer is the one it acted on."""
-    chooser = ctx.master.addons.get("nextlayer")
-    try:
-        return bool(chooser._ignore_connection(nextlayer.context, nextlayer.data_client(),
-                                               nextlayer.data_server()))
-    except Exception:
-        return False  # cannot tell: not let through unseen
 
 
 class _Refused(layer.Layer):

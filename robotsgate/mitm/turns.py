@@ -11,7 +11,7 @@ from typing import Any
 
 from mitmproxy import http
 
-from robotsgate.mitm import keys
+from robotsgate.mitm import compat, keys
 from robotsgate.mitm.answers import fail_closed
 from robotsgate.mitm.runtime import Runtime
 from robotsgate.origin import Origin
@@ -125,11 +125,8 @@ def _goes_on_open_connection(flow: http.HTTPFlow) -> bool:
     does an HTTP/2 or HTTP/3 connection to the origin: mitmproxy queues a stream there while the
     origin's limit of concurrent streams is reached, to leave whenever one ends."""
     server, request = flow.server_conn, flow.request
-    https = request.scheme == "https"
-    # What mitmproxy's HttpLayer compares before it reuses a connection (GetHttpConnection's
-    # connection_spec_matches; via and transport are taken from this very connection).
-    if not server.connected or server.address != (request.host, request.port) or \
-            server.tls != https or (https and not server.tls_established):
+    if not server.connected or not compat.reuses(server, request) or \
+            (server.tls and not server.tls_established):
         return False
     if server.alpn in _MULTIPLEXED:
         return False
