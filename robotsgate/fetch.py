@@ -29,12 +29,12 @@ _MAX_AGE = re.compile(r"(?:^|[,\s])max-age\s*=\s*\"?(\d+)", re.IGNORECASE)
 
 # ok: a body to parse; missing: 4xx, or no robots.txt reachable through redirects -- no
 # restrictions; unreachable: 5xx, 429, network error -- complete disallow.
-Outcome = Literal["ok", "missing", "unreachable"]
+FetchOutcome = Literal["ok", "missing", "unreachable"]
 
 
 @dataclass(frozen=True, slots=True)
 class FetchResult:
-    outcome: Outcome
+    outcome: FetchOutcome
     robots_url: str  # the URL asked for; its rules apply to its origin wherever it redirected
     final_url: str  # where the body came from
     status: int | None  # the last HTTP status; None when no answer came
@@ -44,7 +44,7 @@ class FetchResult:
     error: str | None = None  # why it is "unreachable" or "missing", in words
 
 
-def classify(status: int) -> Outcome:
+def classify(status: int) -> FetchOutcome:
     if 200 <= status < 300:
         return "ok"
     if status == 429 or status >= 500:

@@ -20,7 +20,7 @@ from robotsgate.protocol.usage import CATEGORIES, NO_USAGE, Usage, combine
 from robotsgate.purposes import NONE as NO_PURPOSES
 from robotsgate.purposes import Purposes, UsageRefusal, refused
 from robotsgate.retrieval import Retrieval
-from robotsgate.state.pacing import Pacer, Pacing, Refusal, Slot
+from robotsgate.state.pacing import NoSlot, Pacer, Pacing, Slot
 from robotsgate.state.store import RobotsEntry, Store
 
 _PACED_HOSTS = 10_000  # hosts the default pacer remembers, when none is given
@@ -162,7 +162,7 @@ class Gate:
             return replace(verdict, action="throttle", reason=reason, asked_delay=asked,
                            retry_after=math.ceil(asked or 0))
         slot = await self.pacer.reserve(origin.host, interval)
-        if isinstance(slot, Refusal):
+        if isinstance(slot, NoSlot):
             return replace(verdict, action="throttle",
                            reason=Reason.PUSHBACK if slot.paused else Reason.WAIT_TOO_LONG,
                            retry_after=max(1, math.ceil(slot.retry_after)), asked_delay=asked)

@@ -11,16 +11,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
+from robotsgate.egress import Network
 from robotsgate.protocol import PRODUCT_TOKEN, is_product_token
 
-Source = Literal["map-user", "map-address", "proxyauth", "option", "user-agent"]
-Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+IdentitySource = Literal["map-user", "map-address", "proxyauth", "option", "user-agent"]
 
 
 @dataclass(frozen=True, slots=True)
 class Identity:
     token: str | None  # None: decide by the User-Agent header
-    source: Source
+    source: IdentitySource
 
     def mismatch(self, user_agent: str | None) -> bool | None:
         """Whether a configured token is missing from the User-Agent; None when not configured."""

@@ -20,8 +20,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from robotsgate import outcomes
+from robotsgate.egress import Network
 from robotsgate.escape import escaped
-from robotsgate.identity import Network, by_address
+from robotsgate.identity import by_address
 from robotsgate.outcomes import Reason
 from robotsgate.protocol import product_tokens
 from robotsgate.protocol.usage import PreferenceValue, Statement, Usage

@@ -9,8 +9,8 @@
 """
 
 from robotsgate.exchange.plan import Answer, Forward, Plan, Record, Who
-from robotsgate.exchange.policy import Egress, Exchange, Rules, Unrestricted
+from robotsgate.exchange.policy import Dialler, Exchange, Rules, Unrestricted
 from robotsgate.exchange.request import Facts
 
-__all__ = ["Answer", "Egress", "Exchange", "Facts", "Forward", "Plan", "Record", "Rules",
+__all__ = ["Answer", "Dialler", "Exchange", "Facts", "Forward", "Plan", "Record", "Rules",
            "Unrestricted", "Who"]

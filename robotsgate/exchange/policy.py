@@ -33,7 +33,7 @@ from robotsgate.purposes import PurposeMap, Purposes, usage_answer
 _ORIGINS_REMEMBERED = 4096
 
 
-class Egress(Protocol):
+class Dialler(Protocol):
     """Resolves a destination and classifies its addresses (robotsgate.resolver)."""
 
     async def dial(self, host: str, port: int) -> str | Refused | None:
@@ -61,7 +61,7 @@ class Rules:
 class Exchange:
     """Decides requests. One per configuration; its parts are handed in, never looked up."""
 
-    def __init__(self, rules: Rules, gate: Gate, egress: Egress, *,
+    def __init__(self, rules: Rules, gate: Gate, egress: Dialler, *,
                  agents: AgentMap | None = None, purposes: PurposeMap | None = None,
                  pages: Pages | None = None) -> None:
         self.rules = rules

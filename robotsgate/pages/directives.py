@@ -54,7 +54,7 @@ def agent_tokens(user_agent: str | None) -> frozenset[str]:
 
 
 @dataclass(slots=True)
-class Reading:
+class Directives:
     """Directives accumulated from every source that applies; only ever more restrictive."""
 
     noindex: bool = False
@@ -81,7 +81,7 @@ class Reading:
             self.unavailable_after = when
 
 
-def read_directives(value: str, reading: Reading, warnings: list[PageWarning],
+def read_directives(value: str, reading: Directives, warnings: list[PageWarning],
                     where: str, line: int | None) -> None:
     """Read a comma-separated directive list (META content, X-Robots-Tag, section tag)."""
     pieces = value.split(",")
@@ -152,7 +152,7 @@ def _rfc_date(text: str) -> datetime | None:
         return None
 
 
-def read_header(value: str, agents: frozenset[str], reading: Reading,
+def read_header(value: str, agents: frozenset[str], reading: Directives,
                 warnings: list[PageWarning]) -> None:
     """One X-Robots-Tag value: for every agent, or for one (`otherbot: nofollow`)."""
     head, colon, rest = value.partition(":")
@@ -164,7 +164,7 @@ def read_header(value: str, agents: frozenset[str], reading: Reading,
     read_directives(value, reading, warnings, "X-Robots-Tag", None)
 
 
-def normal_form(reading: Reading, noindex: bool, now: float) -> str:
+def normal_form(reading: Directives, noindex: bool, now: float) -> str:
     """The reading as one X-Robots-Tag value ("all" when nothing is restricted); a date that
     has passed shows only as noindex."""
     parts = [name for name, on in (("noindex", noindex), ("nofollow", reading.nofollow),

@@ -7,7 +7,7 @@ links in nofollow sections) and checks the result against the tree (robotsgate.p
 from html import escape
 from html.parser import HTMLParser
 
-from robotsgate.pages.directives import Reading, read_directives
+from robotsgate.pages.directives import Directives, read_directives
 from robotsgate.pages.tree import MAX_SECTION_DEPTH, comment_attributes
 
 # Elements that may stand in the head; any other start tag means the body has begun (the
@@ -96,7 +96,7 @@ class StripEdits(HTMLParser):
                 self._ignored += 1
                 return
             content = comment_attributes(text).get("content")
-            own = Reading()
+            own = Directives()
             if content is not None:
                 read_directives(content, own, [], "section tag", None)
             outer = self._open[-1] if self._open else (False, False)

@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from robotsgate.pages.charset import HtmlText, decode_html
-from robotsgate.pages.directives import Reading, normal_form, read_directives, read_header
+from robotsgate.pages.directives import Directives, normal_form, read_directives, read_header
 from robotsgate.pages.signals import PageSignals, PageWarning
 from robotsgate.pages.tree import TDM_RESERVATION, read_tree
 
@@ -88,7 +88,7 @@ def read_page(page: bytes | HtmlText, *, now: float, content_type: str | None = 
     html = page if isinstance(page, HtmlText) else decode_html(page, content_type)
     names = frozenset(agent.lower() for agent in agents)
     warnings = list(html.warnings)
-    reading = Reading()
+    reading = Directives()
     for value in x_robots_tag:
         read_header(value, names, reading, warnings)
     page_tree = read_tree(html.text, names, links=links)

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-from robotsgate.pages.directives import Reading, read_directives
+from robotsgate.pages.directives import Directives, read_directives
 from robotsgate.pages.signals import Link, PageWarning, Section
 
 # Section tags nested deeper than this are ignored (with a warning): a hostile page must not make
@@ -349,7 +349,7 @@ class _Walk:
                                                    f"{MAX_SECTION_DEPTH} ignored"))
             return
         content = comment_attributes(text).get("content")
-        own = Reading()
+        own = Directives()
         if content is None:
             self.warnings.append(PageWarning(line, "section tag without content=: no effect"))
         else:

@@ -18,6 +18,7 @@ parsed structure:
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from robotsgate.protocol.match import Rank
 from robotsgate.protocol.parse import MAX_BYTES, Key, tokenize
 from robotsgate.protocol.readings import Reading
 from robotsgate.protocol.robots import RobotsTxt
@@ -185,8 +186,6 @@ def _first_match_shadows(entries: Sequence[tuple[Rule, str]]) -> list[Finding]:
         earlier.setdefault(compiled, rule)
     return found
 
-
-Rank = tuple[int, int, int]
 
 
 def _longest_match_shadows(entries: Sequence[tuple[Rule, str]]) -> list[Finding]:

@@ -32,7 +32,7 @@ from robotsgate.protocol.usage import (
     split_path,
 )
 
-__all__ = ["MAX_URL_LENGTH", "SEMANTICS", "Decision", "Group", "Reason", "RobotsTxt", "Rule",
+__all__ = ["MAX_URL_LENGTH", "SEMANTICS", "Basis", "Decision", "Group", "RobotsTxt", "Rule",
            "Semantics", "url_too_long"]
 
 # The longest request target (absolute URL, or path and query) a proxy should decide; answer
@@ -44,7 +44,7 @@ __all__ = ["MAX_URL_LENGTH", "SEMANTICS", "Decision", "Group", "Reason", "Robots
 MAX_URL_LENGTH = 8192
 
 
-Reason = Literal["rule", "no-rule", "no-group", "robots.txt"]
+Basis = Literal["rule", "no-rule", "no-group", "robots.txt"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +52,7 @@ class Decision:
     allowed: bool
     rule: Rule | None  # the deciding rule; None when no rule matched
     group: Group | None  # the group that applied; None when no group names the agent or '*'
-    reason: Reason  # rule matched | group without a matching rule | no group | /robots.txt
+    reason: Basis  # rule matched | group without a matching rule | no group | /robots.txt
 
     def explain(self) -> str:
         verdict = "allowed" if self.allowed else "disallowed"

@@ -37,7 +37,7 @@ from redis.maint_notifications import MaintNotificationsConfig
 
 from robotsgate.rules_cache import RulesCache
 from robotsgate.state.departures import CONFIRM_TIMEOUT
-from robotsgate.state.pacing import Pacer, Refusal, Slot
+from robotsgate.state.pacing import NoSlot, Pacer, Slot
 from robotsgate.state.redis_clock import Client, RedisClock
 from robotsgate.state.redis_departures import RedisDepartures
 from robotsgate.state.redis_pacing import RedisPacer
@@ -416,7 +416,7 @@ class FleetPacer:
         self._fleet = fleet
 
     async def reserve(self, host: str, interval: float, *, max_wait: float | None = None
-                      ) -> Slot | Refusal:
+                      ) -> Slot | NoSlot:
         fleet = self._fleet
         fleet.start()
         if not fleet.down:

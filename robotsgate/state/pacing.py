@@ -24,7 +24,7 @@ class Slot:
 
 
 @dataclass(frozen=True, slots=True)
-class Refusal:
+class NoSlot:
     retry_after: float  # seconds
     paused: bool
 
@@ -36,7 +36,7 @@ class Pacing(Protocol):
     """
 
     async def reserve(self, host: str, interval: float, *, max_wait: float | None = None
-                      ) -> Slot | Refusal:
+                      ) -> Slot | NoSlot:
         """The next start for `host`; refused when it is more than `max_wait` away (the
         pacer's own limit unless given)."""
 
@@ -62,7 +62,7 @@ class Pacer:
         self._hosts: LRUCache[str, _Host] = LRUCache(maxsize=max_hosts)
 
     async def reserve(self, host: str, interval: float, *, max_wait: float | None = None
-                      ) -> Slot | Refusal:
+                      ) -> Slot | NoSlot:
         """Claim the next start time for `host`, or refuse when it is more than max_wait away."""
         now = self._clock()
         state = self._hosts.get(host)
@@ -74,7 +74,7 @@ class Pacer:
         paused = state.paused_until > now and state.paused_until >= state.next
         wait = start - now
         if wait > (self.max_wait if max_wait is None else max_wait):
-            return Refusal(wait, paused)
+            return NoSlot(wait, paused)
         state.next = start + interval
         return Slot(wait, paused)
 

@@ -39,7 +39,7 @@ from collections.abc import Awaitable, Callable
 from cachetools import LRUCache
 from redis.crc import REDIS_CLUSTER_HASH_SLOTS, key_slot
 
-from robotsgate.state.pacing import Refusal, Slot
+from robotsgate.state.pacing import NoSlot, Slot
 from robotsgate.state.redis_clock import FENCE, Client, RedisClock
 
 BUCKETS = 16
@@ -298,7 +298,7 @@ class RedisPacer:
     # -- the Pacing interface ----------------------------------------------------------------
 
     async def reserve(self, host: str, interval: float, *, max_wait: float | None = None
-                      ) -> Slot | Refusal:
+                      ) -> Slot | NoSlot:
         limit = self.max_wait if max_wait is None else min(max_wait, _NEVER_REFUSED)
         if interval <= 0 and self._listening:
             until = self._idle.get(host)
@@ -328,7 +328,7 @@ class RedisPacer:
         self._learn(host, float(nxt), float(paused_until))  # to put back if Redis loses it
         wait = float(wait_s)
         if refused:
-            return Refusal(wait, bool(paused))
+            return NoSlot(wait, bool(paused))
         return Slot(wait, bool(paused))
 
     async def pushback(self, host: str, retry_after: float | None) -> float:

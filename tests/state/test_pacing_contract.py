@@ -27,7 +27,7 @@ from redis.asyncio.cluster import RedisCluster
 from robotsgate.gate import GateConfig
 from robotsgate.rules_cache import RulesCache
 from robotsgate.state.fleet import Fleet
-from robotsgate.state.pacing import Pacer, Pacing, Refusal, Slot
+from robotsgate.state.pacing import NoSlot, Pacer, Pacing, Slot
 from robotsgate.state.redis_pacing import RedisPacer
 from robotsgate.state.store import MemoryStore
 
@@ -118,17 +118,17 @@ async def backend(request: pytest.FixtureRequest,
         await client.aclose()
 
 
-def near(slot: Slot | Refusal, expected: float) -> bool:
+def near(slot: Slot | NoSlot, expected: float) -> bool:
     value = slot.wait if isinstance(slot, Slot) else slot.retry_after
     return expected - TOLERANCE <= value <= expected + 1e-3
 
 
-def slot(wait: float, paused: bool = False) -> Callable[[Slot | Refusal], bool]:
+def slot(wait: float, paused: bool = False) -> Callable[[Slot | NoSlot], bool]:
     return lambda got: isinstance(got, Slot) and got.paused is paused and near(got, wait)
 
 
-def refusal(retry_after: float, paused: bool = False) -> Callable[[Slot | Refusal], bool]:
-    return lambda got: isinstance(got, Refusal) and got.paused is paused and \
+def refusal(retry_after: float, paused: bool = False) -> Callable[[Slot | NoSlot], bool]:
+    return lambda got: isinstance(got, NoSlot) and got.paused is paused and \
         near(got, retry_after)
 
 
