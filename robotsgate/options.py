@@ -20,7 +20,7 @@ from robotsgate.identity import AgentMap
 from robotsgate.protocol import PRODUCT_TOKEN, SEMANTICS
 from robotsgate.protocol.readings import Semantics
 from robotsgate.purposes import PurposeMap, parse_purposes
-from robotsgate.state.fleet import FALLBACKS, Fallback, check_prefix, check_url
+from robotsgate.state.redis_url import FALLBACKS, Fallback, check_prefix, check_url
 
 PREFIX: Final = "robots_"
 MODES = ("enforce", "monitor")

@@ -83,3 +83,17 @@ async def test_changing_robots_agent_keeps_the_cached_robots_txt(tmp_path) -> No
         assert addon.gate is gate
         addon.configure(robots_cache_size=10)
         assert addon.gate is not gate
+
+
+def test_the_configuration_loads_without_redis_or_mitmproxy() -> None:
+    # robotsgate.options is read by check, lint and the docs' reference too: it must not pull
+    # in the Redis client (nor mitmproxy, nor an HTTP client) just to know the options.
+    import subprocess
+    import sys
+
+    code = ("import sys, robotsgate.options as o; o.Settings; "
+            "print(sorted({m.split('.')[0] for m in sys.modules} & "
+            "{'redis', 'mitmproxy', 'httpx'}))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "[]"

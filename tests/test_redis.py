@@ -31,7 +31,8 @@ from robotsgate.gate import Gate
 from robotsgate.mitm import keys
 from robotsgate.rules_cache import RulesCache
 from robotsgate.state.departures import Departures
-from robotsgate.state.fleet import Fleet, SharedStateUnavailable, check_url, redacted
+from robotsgate.state.fleet import Fleet, SharedStateUnavailable
+from robotsgate.state.redis_url import check_url, redacted
 from robotsgate.state.pacing import Pacer, Slot
 from robotsgate.state.redis_clock import RedisClock
 from robotsgate.state.redis_departures import RedisDepartures

@@ -35,7 +35,7 @@ from robotsgate.pages import Pages
 from robotsgate.purposes import PurposeMap
 from robotsgate.resolver import Lookup, Resolver, system_lookup
 from robotsgate.state.departures import Departures
-from robotsgate.state.fleet import redacted
+from robotsgate.state.redis_url import redacted
 
 logger = logging.getLogger(__name__)
 

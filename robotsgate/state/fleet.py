@@ -13,8 +13,6 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import Literal
-from urllib.parse import urlsplit, urlunsplit
 
 import redis
 from cachetools import LRUCache
@@ -22,7 +20,6 @@ from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
-from redis.connection import parse_url
 from redis.exceptions import (
     AskError,
     ClusterDownError,
@@ -42,13 +39,12 @@ from robotsgate.state.redis_clock import Client, RedisClock
 from robotsgate.state.redis_departures import RedisDepartures
 from robotsgate.state.redis_pacing import RedisPacer
 from robotsgate.state.redis_store import RedisStore
+from robotsgate.state.redis_url import Fallback, is_cluster, redacted
 from robotsgate.state.store import MemoryStore, RobotsEntry
 
 # The name it has always logged under: operators' log filters keep working.
 logger = logging.getLogger("robotsgate.fleet")
 
-Fallback = Literal["closed", "local"]
-FALLBACKS: tuple[Fallback, ...] = ("closed", "local")
 # What "Redis is unreachable" looks like; anything else is a bug and fails closed as one. A
 # Redis Cluster node answering for slots it does not serve counts: it is not usable here either
 # (the watcher then says why, see Unsupported). So does a cluster with a slot that no node
@@ -56,7 +52,6 @@ FALLBACKS: tuple[Fallback, ...] = ("closed", "local")
 # reaches no node at all.
 UNREACHABLE = (RedisConnectionError, RedisTimeoutError, OSError, AskError, ClusterDownError,
                ClusterError, SlotNotCoveredError, TryAgainError, RedisClusterException)
-DEFAULT_PREFIX = "robotsgate:"
 _STILL_DOWN_EVERY = 30.0  # seconds between the reminders that Redis is still unreachable
 _SYNC_EVERY = 30.0  # seconds between measurements of Redis's clock (clocks drift slowly)
 _UNSENT_PER_HOST = 8  # departures kept per host while Redis cannot be told of them
@@ -81,14 +76,9 @@ def connection_pool(url: str, max_connections: int, timeout: float) -> BlockingC
 
 
 # robots_redis at a node of a Redis Cluster: these schemes instead of redis:// and rediss://.
-CLUSTER_SCHEMES = ("redis+cluster", "rediss+cluster")
 # A cluster client's connections per node. redis-py does not queue for one when all are busy
 # (it fails, as if the node were gone): a burst must not look like an outage.
 _CLUSTER_CONNECTIONS = 1024
-
-
-def is_cluster(url: str) -> bool:
-    return urlsplit(url).scheme in CLUSTER_SCHEMES
 
 
 def connect(url: str, max_connections: int, timeout: float) -> Client:
@@ -118,28 +108,6 @@ class SharedStateUnavailable(Exception):
     """Redis is unreachable and the fallback is `closed`: refuse the request (503)."""
 
 
-def check_url(url: str) -> str:
-    """The URL if redis-py can use it, else ValueError saying why."""
-    if not url.startswith(("redis://", "rediss://", "unix://", "redis+cluster://",
-                           "rediss+cluster://")):
-        raise ValueError(f"must look like redis://host:port/db, or redis+cluster://host:port "
-                         f"for any node of a Redis Cluster; got {redacted(url)!r}")
-    cluster = is_cluster(url)
-    plain = url.replace("+cluster", "", 1) if cluster else url
-    parse_url(plain)  # type: ignore[no-untyped-call]  # ValueError: bad port, query
-    parts = urlsplit(plain)
-    if cluster and parts.path.strip("/") not in ("", "0"):
-        raise ValueError(f"a Redis Cluster has only database 0; got {redacted(url)!r}")
-    if parts.scheme != "unix":
-        if not parts.hostname:
-            raise ValueError(f"needs a host, as in redis://host:port/db; got {redacted(url)!r}")
-        db = parts.path.strip("/")
-        if db and not db.isdigit():  # redis-py would quietly use database 0
-            raise ValueError(f"database must be a number, as in redis://host:port/0; "
-                             f"got {redacted(url)!r}")
-    return url
-
-
 def check_kind(url: str, timeout: float = 1.0) -> None:
     """At start-up: a Redis that answers must be what the URL says it is (a Redis Cluster node
     for redis+cluster://, a plain Redis for the others), else ValueError saying what to write.
@@ -161,24 +129,7 @@ def check_kind(url: str, timeout: float = 1.0) -> None:
                          f"enabled there): use redis://host:port/db for a single Redis")
 
 
-def check_prefix(prefix: str) -> str:
-    # Braces would make the prefix a Redis Cluster hash tag: keys one script reads together
-    # would land on different nodes.
-    if not prefix or not prefix.isprintable() or " " in prefix or "{" in prefix or \
-            "}" in prefix:
-        raise ValueError(f"must be a non-empty key prefix without spaces or braces; "
-                         f"got {prefix!r}")
-    return prefix
 
-
-def redacted(url: str) -> str:
-    """The URL without its password, for logs."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.rpartition("@")[2]
-    user = f"{parts.username}:***@" if parts.username else ":***@"
-    return urlunsplit(parts._replace(netloc=user + netloc))
 
 
 class Fleet:
