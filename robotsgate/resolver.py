@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from cachetools import LRUCache
 
 from robotsgate.egress import EgressPolicy, Refused, address_of
+from robotsgate.protocol.memo import keep
 
 Lookup = Callable[[str, int], Awaitable[list[str]]]
 
@@ -112,9 +113,7 @@ class Resolver:
         return self._keep((host, port), self._classify(addresses, port))
 
     def _keep(self, key: tuple[str, int], answer: str | Refused) -> str | Refused:
-        if len(self._answers) >= _REMEMBERED:
-            self._answers.clear()  # endless distinct names: start over
-        self._answers[key] = (answer, self._timer() + self._ttl)
+        keep(self._answers, _REMEMBERED, key, (answer, self._timer() + self._ttl))
         return answer
 
     def _classify(self, addresses: list[str], port: int) -> str | Refused:

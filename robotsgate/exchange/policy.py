@@ -27,6 +27,7 @@ from robotsgate.identity import AgentMap, Identity, is_product
 from robotsgate.origin import Origin
 from robotsgate.outcomes import Reason
 from robotsgate.pages import Pages
+from robotsgate.protocol.memo import keep
 from robotsgate.purposes import NONE as NO_PURPOSES
 from robotsgate.purposes import PurposeMap, Purposes, usage_answer
 
@@ -148,9 +149,7 @@ class Exchange:
         where = (scheme, host, port)
         origin = self._origins.get(where)
         if origin is None:
-            if len(self._origins) >= _ORIGINS_REMEMBERED:
-                self._origins.clear()  # endless distinct origins: start over
-            origin = self._origins[where] = Origin.of(scheme, host, port)
+            origin = keep(self._origins, _ORIGINS_REMEMBERED, where, Origin.of(scheme, host, port))
         return origin
 
     def purposes_of(self, facts: Facts, who: Who) -> Purposes:

@@ -16,6 +16,7 @@ from robotsgate.mitm.answers import fail_closed
 from robotsgate.mitm.runtime import Runtime
 from robotsgate.origin import Origin
 from robotsgate.outcomes import Reason
+from robotsgate.protocol.memo import keep
 from robotsgate.state.fleet import SharedStateUnavailable
 
 logger = logging.getLogger(__name__)
@@ -109,9 +110,8 @@ class Turns:
         """The host as the pacer knows it (Origin.of's canonical form), remembered."""
         host = self._hosts.get(address)
         if host is None:
-            if len(self._hosts) >= _HOSTS_REMEMBERED:
-                self._hosts.clear()  # endless distinct addresses: start over
-            host = self._hosts[address] = Origin.of("http", address, 80).host
+            host = keep(self._hosts, _HOSTS_REMEMBERED, address,
+                        Origin.of("http", address, 80).host)
         return host
 
 

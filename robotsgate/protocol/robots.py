@@ -17,6 +17,7 @@ from typing import Literal
 from robotsgate.protocol import extensions
 from robotsgate.protocol.extensions import RequestRate, VisitTime
 from robotsgate.protocol.match import LongestMatch
+from robotsgate.protocol.memo import keep
 from robotsgate.protocol.parse import Key, Line, ParseWarning, tokenize
 from robotsgate.protocol.readings import SEMANTICS, Reading, Semantics, reading_of
 from robotsgate.protocol.rules import Group, Rule
@@ -294,11 +295,8 @@ class RobotsTxt:
             return self._agent_for[user_agent]  # a proxy asks again for every request
         except KeyError:
             pass
-        agent = self.reading.agent_for(user_agent, self._named)
-        if len(self._agent_for) >= _AGENTS_REMEMBERED:
-            self._agent_for.clear()
-        self._agent_for[user_agent] = agent
-        return agent
+        return keep(self._agent_for, _AGENTS_REMEMBERED, user_agent,
+                    self.reading.agent_for(user_agent, self._named))
 
     def _policy(self, agent: str) -> _Policy | None:
         try:
@@ -312,10 +310,7 @@ class RobotsTxt:
             if policy is None:
                 policy = _Policy(tuple(self.groups[i] for i in indexes), self.reading)
                 self._policies[indexes] = policy
-        if len(self._by_agent) >= _AGENTS_REMEMBERED:
-            self._by_agent.clear()  # callers passing endless distinct agents: start over
-        self._by_agent[agent] = policy
-        return policy
+        return keep(self._by_agent, _AGENTS_REMEMBERED, agent, policy)
 
 
 class _Draft:
