@@ -8,7 +8,7 @@ from html import escape
 from html.parser import HTMLParser
 
 from robotsgate.pages.directives import Directives, read_directives
-from robotsgate.pages.tree import MAX_SECTION_DEPTH, comment_attributes
+from robotsgate.pages.tree import MAX_SECTION_DEPTH, comment_attributes, line_starts
 
 # Elements that may stand in the head; any other start tag means the body has begun (the
 # <meta charset> look-up of robotsgate.pages.charset stops there).
@@ -57,12 +57,7 @@ class StripEdits(HTMLParser):
     def _here(self) -> int:
         line, column = self.getpos()
         if self._line_starts is None:
-            starts = [0]
-            found = self.source.find("\n")
-            while found >= 0:
-                starts.append(found + 1)
-                found = self.source.find("\n", found + 1)
-            self._line_starts = starts
+            self._line_starts = line_starts(self.source)
         return self._line_starts[line - 1] + column
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:

@@ -426,10 +426,16 @@ class _Lines:
 
     def _line(self, offset: int) -> int:
         if self._starts is None:
-            starts = [0]
-            found = self.text.find("\n")
-            while found >= 0:
-                starts.append(found + 1)
-                found = self.text.find("\n", found + 1)
-            self._starts = starts
+            self._starts = line_starts(self.text)
         return bisect_right(self._starts, offset)
+
+
+def line_starts(text: str) -> list[int]:
+    """The offset where each line of text starts (the first is 0): found once, when a line
+    number is first asked for, since most pages are read without one."""
+    starts = [0]
+    found = text.find("\n")
+    while found >= 0:
+        starts.append(found + 1)
+        found = text.find("\n", found + 1)
+    return starts
