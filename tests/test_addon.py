@@ -8,12 +8,13 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import FakeClock, Origins
-from driver import Driven, driven
 from mitmproxy import exceptions, http
 from mitmproxy.connection import ConnectionState, Server
 from mitmproxy.proxy.server_hooks import ServerConnectionHookData
 from mitmproxy.test import tflow
+from support.clock import FakeClock
+from support.driver import Driven, driven
+from support.origins import Origins
 
 from robotsgate.assemble import Clocks, Upstream
 from robotsgate.mitm import keys

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import httpx
 import pytest
-from driver import driven
 from mitmproxy import exceptions, http
 from mitmproxy.test import tflow
+from support.driver import driven
 
 from robotsgate.assemble import Clocks
 

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import Origins
-from driver import Driven, driven
 from mitmproxy import http
 from mitmproxy.test import tflow
+from support.driver import Driven, driven
+from support.origins import Origins
 
 from robotsgate.assemble import Clocks
 

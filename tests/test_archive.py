@@ -7,10 +7,11 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import Origins, ok, request_for, wire_gate
-from driver import driven
 from mitmproxy import exceptions
 from mitmproxy.test import tflow
+from support.driver import driven
+from support.gate import request_for, wire_gate
+from support.origins import Origins, ok
 
 from robotsgate.archive import RobotsArchive
 from robotsgate.assemble import Clocks

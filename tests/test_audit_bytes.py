@@ -12,10 +12,10 @@ from pathlib import Path
 
 import httpx
 import pytest
-from driver import driven
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from mitmproxy.test import tflow
+from support.driver import driven
 
 from robotsgate.assemble import Clocks
 from robotsgate.audit import AuditLog, AuditRecord

@@ -7,8 +7,8 @@ import time
 from pathlib import Path
 
 import pytest
-from driver import driven
 from mitmproxy import exceptions
+from support.driver import driven
 
 from robotsgate.audit import AuditLog, AuditRecord
 

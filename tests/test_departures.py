@@ -3,7 +3,7 @@
 import asyncio
 
 import pytest
-from conftest import FakeClock
+from support.clock import FakeClock
 
 from robotsgate.state.departures import Departures
 

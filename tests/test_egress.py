@@ -4,7 +4,7 @@ them (robotsgate.resolver), and how bots' and sites' text is shown (robotsgate.e
 import asyncio
 
 import pytest
-from conftest import FakeClock
+from support.clock import FakeClock
 
 from robotsgate.egress import DEFAULT_DENY, EgressPolicy, Socket
 from robotsgate.escape import escaped

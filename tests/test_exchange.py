@@ -7,7 +7,9 @@ MockTransport; names resolve through the real Resolver, asked of a table instead
 from dataclasses import replace
 
 import pytest
-from conftest import FakeClock, Origins, ok, wire_gate
+from support.clock import FakeClock
+from support.gate import wire_gate
+from support.origins import Origins, ok
 
 from robotsgate.egress import EgressPolicy, Refused, Socket
 from robotsgate.exchange import Answer, Exchange, Facts, Forward, Plan, Rules

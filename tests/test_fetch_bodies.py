@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 
 import httpx
 import pytest
-from conftest import FakeClock, wire_gate
+from support.clock import FakeClock
+from support.gate import wire_gate
 
 from robotsgate.fetch import Fetcher
 from robotsgate.gate import Request

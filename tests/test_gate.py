@@ -8,14 +8,14 @@ import asyncio
 import gzip
 import tracemalloc
 import zlib
-from typing import Any
 
 import httpx
 import pytest
-from conftest import FakeClock, Origins, ok, request_for, wire_gate
+from support.clock import FakeClock
+from support.gate import make_gate, req
+from support.origins import Origins, ok
 
 from robotsgate.fetch import MAX_REDIRECTS, Fetcher, max_age
-from robotsgate.gate import Gate, Request
 from robotsgate.origin import Origin
 from robotsgate.protocol import MAX_BYTES
 from robotsgate.rules_cache import RulesCache
@@ -23,15 +23,6 @@ from robotsgate.state.store import HOT_ORIGINS, MemoryStore
 
 EX = "http://example.com/robots.txt"
 ROBOTS = b"User-agent: *\nDisallow: /private\n\nUser-agent: FooBot\nDisallow: /foo-only\n"
-
-
-def make_gate(origins: Origins, clock: FakeClock | None = None, **options: Any) -> Gate:
-    """A gate wired as the proxy wires it; `options` as wire_gate takes them (error_ttl=...)."""
-    return wire_gate(origins.fetcher(), clock or FakeClock(1_000_000.0), **options).gate
-
-
-def req(url: str, user_agent: str | None = "FooBot/1.0", agent: str | None = None) -> Request:
-    return request_for(url, user_agent, agent)
 
 
 # -- origins ----------------------------------------------------------------------------------

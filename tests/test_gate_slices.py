@@ -2,9 +2,9 @@
 
 import asyncio
 
-from conftest import Origins, ok
 from protocol.hostile_files import CASES, WORST
-from test_gate import make_gate, req
+from support.gate import make_gate, req
+from support.origins import Origins, ok
 
 from robotsgate.protocol import MAX_URL_LENGTH
 

@@ -10,7 +10,8 @@ import hashlib
 import sys
 
 import httpx
-from conftest import FakeClock, wire_gate
+from support.clock import FakeClock
+from support.gate import wire_gate
 
 from robotsgate.fetch import Fetcher
 from robotsgate.gate import Request

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import wire_gate
-from driver import driven
 from mitmproxy import exceptions
 from mitmproxy.test import tflow
 from prometheus_client import CollectorRegistry, Histogram
 from prometheus_client.parser import text_string_to_metric_families
+from support.driver import driven
+from support.gate import wire_gate
 
 from robotsgate.assemble import Clocks
 from robotsgate.fetch import Fetcher

@@ -5,7 +5,7 @@ from dataclasses import FrozenInstanceError, fields
 from typing import Any
 
 import pytest
-from driver import driven
+from support.driver import driven
 
 from robotsgate.options import NAMES, OPTIONS, Rebuilds, Settings
 

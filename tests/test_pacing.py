@@ -10,7 +10,9 @@ from email.utils import format_datetime
 from typing import Any
 
 import pytest
-from conftest import FakeClock, Origins, ok, request_for, wire_gate
+from support.clock import FakeClock
+from support.gate import request_for, wire_gate
+from support.origins import Origins, ok
 
 from robotsgate.gate import Gate, GateConfig, Request
 from robotsgate.protocol import VisitTime, seconds_until_open

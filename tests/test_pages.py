@@ -9,10 +9,10 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import FakeClock
-from driver import Driven, driven
 from mitmproxy import exceptions, http
 from mitmproxy.test import tflow
+from support.clock import FakeClock
+from support.driver import Driven, driven
 
 from robotsgate.assemble import Clocks
 from robotsgate.pages import PageConfig, Pages, url_key

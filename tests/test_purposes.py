@@ -9,7 +9,9 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import FakeClock, Origins, request_for, wire_gate
+from support.clock import FakeClock
+from support.gate import request_for, wire_gate
+from support.origins import Origins
 
 from robotsgate.outcomes import Reason
 from robotsgate.protocol import RobotsTxt

@@ -19,13 +19,14 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import Origins, ok, request_for, wire_gate
-from driver import driven
 from e2e.redis_cluster import cluster_port
 from e2e.redis_server import RedisServer
 from mitmproxy import exceptions
 from mitmproxy.test import tflow
 from redis.asyncio import Redis
+from support.driver import driven
+from support.gate import request_for, wire_gate
+from support.origins import Origins, ok
 
 from robotsgate.gate import Gate
 from robotsgate.mitm import keys

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.reference import reference_decision, reference_match
 
 from robotsgate.protocol import MAX_BYTES, MAX_URL_LENGTH, RobotsTxt, url_too_long
 from robotsgate.protocol import match as match_module
@@ -23,7 +24,6 @@ from robotsgate.protocol import robots as robots_module
 from robotsgate.protocol.match import SLICE, LongestMatch
 
 from .hostile_files import CASES, HEADER, Case
-from .test_properties import reference_decision, reference_match
 
 MATCHER_FILES = {match_module.__file__, robots_module.__file__}
 

@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from support.reference import reference_decision
+from support.strategies import agents, any_text, robots_bytes, robots_text, semantics_, urls
 
 import robotsgate.protocol
 from robotsgate.protocol import SEMANTICS, RobotsTxt
@@ -21,95 +23,6 @@ from robotsgate.protocol import robots as robots_module
 from robotsgate.protocol.urls import normalize
 
 PROTOCOL_DIR = Path(robotsgate.protocol.__file__).parent
-
-# Text that includes what real inputs rarely have: lone surrogates, NUL and other controls,
-# every kind of line break, and the characters that mean something in robots.txt and in URLs.
-SPECIAL = [
-    "\ud800",
-    "\udfff",
-    "\x00",
-    "\x01",
-    "\x7f",
-    "\r",
-    "\n",
-    "\r\n",
-    "\t",
-    " ",
-    "%",
-    "%2",
-    "%2F",
-    "%e3",
-    "*",
-    "$",
-    "#",
-    "/",
-    "?",
-    ":",
-    "ツ",
-    "\ufeff",
-    "\u2028",
-    "\x85",
-    "é",
-    "//",
-    "://",
-    "http://",
-    "/robots.txt",
-]
-any_char = st.characters(codec=None, exclude_categories=())
-any_text = st.lists(st.one_of(any_char, st.sampled_from(SPECIAL)), max_size=60).map("".join)
-
-DIRECTIVES = [
-    "User-agent: *",
-    "User-agent: FooBot",
-    "user-agent: foobot/1.0",
-    "Useragent: bar",
-    "User-agent:",
-    "Disallow: /",
-    "Disallow:",
-    "Allow: /a*",
-    "Disallow: /*$",
-    "Disallow: *",
-    "Allow: $",
-    "Disallow: /a*a*a*b$",
-    "Disallow: /%2A%24%",
-    "Allow: /ツ",
-    "Disallow: /tmp /spool",
-    "Crawl-delay: 1.5",
-    "Crawl-delay: x",
-    "Request-rate: 1/5m",
-    "Request-rate: 0/0",
-    "Visit-time: 2300-0100",
-    "Visit-time: 9999-0000",
-    "Sitemap: http://x/s.xml",
-    "Host: x",
-    "# comment",
-    "",
-    "   ",
-    "Disallow /x",
-    ":",
-    "Disallow: /a#b",
-    "\ufeffUser-agent: *",
-]
-robots_lines = st.lists(st.one_of(st.sampled_from(DIRECTIVES), any_text), max_size=25)
-robots_text = robots_lines.map("\n".join)
-robots_bytes = st.one_of(
-    st.binary(max_size=400),
-    robots_lines.map(lambda lines: "\r\n".join(lines).encode("utf-8", "surrogatepass")),
-    st.tuples(
-        st.sampled_from([b"", b"\xef", b"\xef\xbb", b"\xef\xbb\xbf", b"\xff\xfe"]),
-        robots_text.map(lambda t: t.encode("utf-8", "surrogatepass")),
-    ).map(b"".join),
-)
-semantics_ = st.sampled_from(SEMANTICS)
-agents = st.one_of(
-    any_text,
-    st.sampled_from(
-        ["FooBot", "foobot/1.0", "*", "", "bar", "Mozilla/5.0 (compatible; FooBot/1.0)", " FOOBOT "]
-    ),
-)
-urls = st.one_of(
-    any_text, any_text.map(lambda t: "https://example.com/" + t), any_text.map(lambda t: "/" + t)
-)
 
 FIXED = (
     "User-agent: FooBot\nDisallow: /private\nAllow: /private/ok$\nDisallow: /*.php$\n"
@@ -244,34 +157,6 @@ def test_full_url_and_path_decide_alike(agent: str, tail: str) -> None:
 # --------------------------------------------------------------------------------------------
 # The matcher agrees with a reference
 # --------------------------------------------------------------------------------------------
-
-
-def reference_match(pattern: str, path: str) -> bool:
-    """RFC 9309 pattern semantics by dynamic programming over (pattern, path) prefixes."""
-    anchored = pattern.endswith("$")
-    body = pattern[:-1] if anchored else pattern
-    # reach[j]: the pattern read so far can consume exactly path[:j]
-    reach = [True] + [False] * len(path)
-    for char in body:
-        if char == "*":
-            seen = False
-            for j in range(len(path) + 1):
-                seen = seen or reach[j]
-                reach[j] = seen
-        else:
-            reach = [False] + [reach[j] and path[j] == char for j in range(len(path))]
-    return reach[len(path)] if anchored else any(reach)
-
-
-def reference_decision(rules: list[tuple[bool, str]], path: str) -> tuple[bool, int] | None:
-    """(allowed, index of the deciding rule): longest pattern, Allow on ties, earliest line."""
-    best: tuple[int, bool, int] | None = None
-    for index, (allow, pattern) in enumerate(rules):
-        if pattern and reference_match(pattern, path):
-            key = (len(pattern), allow, -index)
-            if best is None or key > best:
-                best = key
-    return None if best is None else (best[1], -best[2])
 
 
 patterns = st.text(st.sampled_from("ab/*"), max_size=8).flatmap(

@@ -11,6 +11,7 @@ import random
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.strategies import agents, robots_lines, semantics_, urls
 
 from robotsgate.protocol import (
     CATEGORIES,
@@ -23,8 +24,6 @@ from robotsgate.protocol import (
     read_statement,
 )
 from robotsgate.protocol.lint import lint
-
-from .test_properties import agents, robots_lines, semantics_, urls
 
 ALLOWED, DISALLOWED, UNKNOWN = (PreferenceValue.ALLOWED, PreferenceValue.DISALLOWED,
                                 PreferenceValue.UNKNOWN)

@@ -19,10 +19,12 @@ from dataclasses import dataclass
 
 import httpx
 import pytest
-from conftest import FakeClock, Origins, ok, request_for, wire_gate
 from e2e.redis_cluster import shared_cluster
 from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
+from support.clock import FakeClock
+from support.gate import request_for, wire_gate
+from support.origins import Origins, ok
 
 from robotsgate.rules_cache import RulesCache
 from robotsgate.state.fleet import Fleet
