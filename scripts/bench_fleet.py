@@ -53,13 +53,13 @@ import redis.asyncio
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from tests.e2e.haproxy import HAProxy  # noqa: E402
 from tests.e2e.load import OtherTraffic  # noqa: E402  (needs the repository on the path)
 from tests.e2e.machine import free_port  # noqa: E402
 from tests.e2e.origins import Origin  # noqa: E402
 from tests.e2e.proxy import Proxy  # noqa: E402
 from tests.e2e.redis_cluster import Cluster  # noqa: E402
 from tests.e2e.redis_server import RedisServer  # noqa: E402
-from tests.e2e.test_scaling import HAProxy  # noqa: E402
 
 # The origin: a minimal keep-alive HTTP/1.1 server on asyncio, in a process of its own.
 ORIGIN = r"""

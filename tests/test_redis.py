@@ -33,12 +33,12 @@ from robotsgate.mitm import keys
 from robotsgate.rules_cache import RulesCache
 from robotsgate.state.departures import Departures
 from robotsgate.state.fleet import Fleet, SharedStateUnavailable
-from robotsgate.state.redis_url import check_url, redacted
 from robotsgate.state.pacing import Pacer, Slot
 from robotsgate.state.redis_clock import RedisClock
 from robotsgate.state.redis_departures import RedisDepartures
 from robotsgate.state.redis_pacing import RedisPacer
 from robotsgate.state.redis_store import RedisStore
+from robotsgate.state.redis_url import check_url, redacted
 from robotsgate.state.store import MemoryStore, RobotsEntry
 
 ROBOTS = b"User-agent: *\nDisallow: /private\n"

@@ -6,10 +6,6 @@ Crawl-delay, whichever worker each request went through."""
 from __future__ import annotations
 
 import itertools
-import re
-import socket
-import subprocess
-import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -17,52 +13,10 @@ from pathlib import Path
 import pytest
 
 from .clients import curl
-from .machine import REPO, free_port, require_tool
+from .haproxy import HAProxy
 from .origins import Origin
 from .proxy import Proxy
 from .redis_server import RedisServer
-
-CONFIG = REPO / "deploy" / "haproxy" / "robotsgate.cfg"
-
-
-class HAProxy:
-    """The shipped configuration, listening on `port`, its servers the given workers."""
-
-    def __init__(self, workdir: Path, workers: list[int]) -> None:
-        self.ca: Path | None = None
-        text = CONFIG.read_text()
-        servers = re.findall(r"^    server .*$", text, re.MULTILINE)
-        assert len(servers) == 2, "the shipped config names two workers"
-        self.port = free_port()
-        text = text.replace("bind 127.0.0.1:8080", f"bind 127.0.0.1:{self.port}")
-        shipped = "\n".join(servers)
-        text = text.replace(shipped, "\n".join(
-            f"    server worker{port} 127.0.0.1:{port} check" for port in workers))
-        workdir.mkdir(parents=True, exist_ok=True)
-        config = workdir / "haproxy.cfg"
-        config.write_text(text)
-        binary = require_tool("haproxy", package="haproxy")
-        check = subprocess.run([binary, "-c", "-f", str(config)], capture_output=True, text=True,
-                               timeout=30)
-        assert check.returncode == 0, check.stdout + check.stderr
-        self.process = subprocess.Popen([binary, "-db", "-f", str(config)],
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
-                    return
-            except OSError:
-                time.sleep(0.05)
-        pytest.fail("haproxy did not listen")
-
-    @property
-    def url(self) -> str:  # what curl() is given as the proxy
-        return f"http://127.0.0.1:{self.port}"
-
-    def stop(self) -> None:
-        self.process.terminate()
-        self.process.wait(timeout=10)
 
 
 @pytest.fixture
