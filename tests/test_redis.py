@@ -27,6 +27,7 @@ from redis.asyncio import Redis
 from support.driver import driven
 from support.gate import request_for, wire_gate
 from support.origins import Origins, ok
+from support.relay import Relay
 
 from robotsgate.gate import Gate
 from robotsgate.mitm import keys
@@ -473,6 +474,95 @@ async def test_commands_that_timed_out_take_no_effect_when_a_paused_redis_runs_t
     assert isinstance(slot, Slot) and slot.wait < 50, slot
 
 
+async def test_a_lock_taken_for_a_proxy_that_never_heard_is_released_when_redis_answers(
+        redis_url, redis_prefix, fleets):
+    # The request to take the fetch lock reaches Redis and runs in time, but its answer is
+    # lost: the proxy gives up on it while Redis holds the lock for it. Once Redis answers
+    # again the lock is let go, not left to hold every other proxy for its lease (10 s here).
+    host, port = redis_url.removeprefix("redis://").split("/")[0].split(":")
+    relay = await Relay((host, int(port))).start()
+    try:
+        fleet = fleet_on(relay.url, redis_prefix, "closed", timeout=0.5)
+        fleets.append(fleet)
+        fleet.start()
+        await until(lambda: fleet.shared_pacer.is_listening, "subscribed")
+        lock = fleet.shared_store.lock_key("http://a.example")
+        admin = Redis.from_url(redis_url)
+
+        async def fetch() -> RobotsEntry:
+            raise AssertionError("never fetched: the lock's answer was lost")
+
+        relay.mute = True
+        with pytest.raises(SharedStateUnavailable):
+            await fleet.store.refresh("http://a.example", None, fetch)
+        assert await admin.exists(lock), "Redis took the lock for the proxy"
+        relay.mute = False
+        await until(lambda: not fleet.down, "back")
+
+        async def released() -> bool:
+            return not await admin.exists(lock)
+
+        await until(released, "the lock let go", timeout=3)
+        await admin.aclose()
+    finally:
+        await relay.stop()
+
+
+async def test_a_slot_claimed_for_a_proxy_that_never_heard_is_given_back(
+        redis_url, redis_prefix, fleets):
+    # The reservation runs in Redis, its answer is lost: nobody will use that slot, and the
+    # next request to the host must not wait for it once Redis answers again.
+    host, port = redis_url.removeprefix("redis://").split("/")[0].split(":")
+    relay = await Relay((host, int(port))).start()
+    try:
+        fleet = fleet_on(relay.url, redis_prefix, "closed", timeout=0.5)
+        fleets.append(fleet)
+        await fleet.pacer.reserve("h.example", 100.0)  # the first request: now
+        relay.mute = True
+        with pytest.raises(SharedStateUnavailable):
+            await fleet.pacer.reserve("h.example", 100.0)  # claims now + 100 s, unheard
+        relay.mute = False
+        await until(lambda: not fleet.down, "back")
+        slot = await fleet.pacer.reserve("h.example", 100.0)
+        # The second slot, 100 s after the first: not 200 s, as it would be after a slot
+        # nobody used.
+        assert isinstance(slot, Slot) and 90 < slot.wait < 101, slot
+    finally:
+        await relay.stop()
+
+
+class SlowClock:
+    """A monotonic clock that moves on by `lag` seconds while a question to Redis is out, as
+    when Redis was paused and answered only on resuming."""
+
+    def __init__(self, lag: float) -> None:
+        self.now = 1000.0
+        self.lag = lag
+        self.asked = False
+
+    def __call__(self) -> float:
+        if self.asked:  # the second reading of a measurement: its answer came late
+            self.now += self.lag
+        self.asked = not self.asked
+        return self.now
+
+
+async def test_a_deadline_measured_during_a_pause_is_not_late(redis_clients):
+    # Redis's TIME was asked 1.8 s before it answered: it answered somewhere in those 1.8 s
+    # (here, at the end: a paused Redis resuming), so the offset may be 0.9 s ahead. The
+    # deadline must still come no later than Redis's real time plus the fence, or a command
+    # this proxy gives up on (at about twice the fence) could still run.
+    client = redis_clients()
+    ticks = SlowClock(lag=1.8)
+    clock = RedisClock(client, fence=1.0, monotonic=ticks)
+    await clock.sync()
+    ticks.lag = 0.0  # later questions are answered at once
+    seconds, micros = await client.time()
+    redis_now = seconds + micros / 1e6
+    deadline = float(await clock.deadline())
+    assert deadline <= redis_now + 1.0 + 0.05, deadline - redis_now
+
+
 async def reserve_when_back(fleet: Fleet, host: str, interval: float) -> Slot:
     """A reservation, once the fleet answers again (bounded)."""
     deadline = time.monotonic() + 10
@@ -718,7 +808,8 @@ async def test_a_departure_redis_missed_while_paused_is_told_when_it_is_back(pri
 
 @pytest.mark.parametrize("fallback", ["closed", "local"])
 async def test_redis_gone_before_a_requests_turn(private_redis, fleets, fallback):
-    fleet = fleet_on(private_redis.url, "rg:", fallback)
+    # In local, after the first half second of the outage (its grace here): no Redis to wait for.
+    fleet = fleet_on(private_redis.url, "rg:", fallback, grace=0.5)
     fleets.append(fleet)
     departures = departures_of(fleet)
     await release(departures, "first", 0.01)
@@ -730,6 +821,32 @@ async def test_redis_gone_before_a_requests_turn(private_redis, fleets, fallback
     else:  # this proxy's own turns carry on
         await release(departures, "second", 0.01)
     assert fleet.down
+
+
+async def test_a_restart_in_local_keeps_the_spacing_between_proxies(private_redis, fleets):
+    # Proxy a's request leaves; Redis restarts empty before proxy b's turn. Alone, b knows
+    # nothing of a's departure and would send at once. In local, b waits for Redis (the
+    # outage is young), takes the fleet's turn once it answers, and hears of a's departure
+    # there (a tells Redis once it is back): a whole interval after it.
+    a = fleet_on(private_redis.url, "rg:", "local")
+    b = fleet_on(private_redis.url, "rg:", "local")
+    fleets += [a, b]
+    on_a, on_b = departures_of(a), departures_of(b)
+    await release(on_b, "zero", 0.01)  # b has used the fleet: it knows Redis's clock
+    on_b.connected("h.example", tls=False)
+    await release(on_a, "first", 1.0)
+    private_redis.stop()
+    left = time.monotonic()
+    on_a.connected("h.example", tls=False)  # it leaves; Redis is gone, a keeps it to tell later
+
+    async def restart() -> None:
+        await asyncio.sleep(0.3)
+        private_redis.start()
+
+    restarting = asyncio.ensure_future(restart())
+    released = await release(on_b, "second", 1.0)
+    await restarting
+    assert released - left >= 1.0 - TICK, released - left
 
 
 async def test_the_proxy_refuses_a_request_whose_turn_finds_redis_gone(private_redis, tmp_path):

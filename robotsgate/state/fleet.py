@@ -6,6 +6,12 @@ back: it retries every `retry_interval` seconds while Redis is down. While it is
 `robots_redis_fallback` decides: `closed` refuses every request (SharedStateUnavailable, which the
 addon answers 503) and `local` uses this proxy's in-memory store and pacer, with loud logging,
 until Redis answers again.
+
+In `local`, a paced request's turn is not taken on this proxy's word alone at once: the other
+proxies' requests the fleet had scheduled may leave at any moment, and only Redis knows when.
+For the first `grace` seconds of an outage (the confirmation timeout: longer than a restart or
+a failover takes) a paced request waits for Redis to answer again and takes the fleet's turn
+then; only after that does each proxy pace its hosts alone.
 """
 
 import asyncio
@@ -139,7 +145,8 @@ class Fleet:
                  rules: RulesCache, local_store: MemoryStore, local_pacer: Pacer,
                  max_origins: int, max_wait: float, lock_ttl: float, retry_interval: float = 0.5,
                  timeout: float = 2.0, idle_ttl: float = 5.0, max_connections: int = 64,
-                 monotonic: Callable[[], float] = time.monotonic, regroup: float = 2.0) -> None:
+                 monotonic: Callable[[], float] = time.monotonic, regroup: float = 2.0,
+                 grace: float = CONFIRM_TIMEOUT) -> None:
         self.url = url
         self.fallback = fallback
         self.max_origins = max_origins
@@ -167,6 +174,9 @@ class Fleet:
         self.pacer = FleetPacer(self)
         self.departures = FleetDepartures(self)
         self.down = False
+        self.grace = grace  # seconds of an outage that paced requests wait out (local)
+        self._answering = asyncio.Event()  # set while Redis answers, for those who wait for it
+        self._answering.set()
         self.outages = 0  # outages declared, for tests and benchmarks
         self._down_since = 0.0
         self._reminded = 0.0
@@ -187,6 +197,7 @@ class Fleet:
         self._why = _why(exc)
         if not self.down:
             self.down = True
+            self._answering.clear()
             self.outages += 1
             self._down_since = self._reminded = now
             # The Redis that answers next may be another machine (a failover): its clock too.
@@ -210,9 +221,15 @@ class Fleet:
                            "answering 503" if self.fallback == "closed" else
                            "using this proxy's own in-memory state")
 
-    def _back(self) -> None:
+    async def _back(self) -> None:
+        """Redis answers: what this proxy could not tell it, it tells it now (the departures
+        it missed, the fetch locks it may hold and the slots it may have claimed without using
+        them)."""
+        await self.shared_store.release_abandoned()
+        await self.shared_pacer.release_abandoned()
         if self.down:
             self.down = False
+            self._answering.set()
             self.departures.resend()
             logger.warning("robotsgate: Redis at %s is reachable again after %.1f s: robots.txt "
                            "and politeness are shared by the fleet again", redacted(self.url),
@@ -237,7 +254,7 @@ class Fleet:
                     await pacer.reassert()
                 await self._hand_over()
                 pacer.listening(True)
-                self._back()
+                await self._back()
                 fresh = False
                 synced = self.monotonic()
                 while True:
@@ -253,7 +270,7 @@ class Fleet:
                             await pacer.reassert()
                         await self._hand_over()
                         pacer.listening(True)
-                        self._back()
+                        await self._back()
                     elif abs(self.monotonic() - synced) >= _SYNC_EVERY:
                         synced = self.monotonic()
                         await self.redis_clock.sync()
@@ -310,6 +327,18 @@ class Fleet:
                 await self._watcher
             self._watcher = None
         await self.client.aclose()
+
+    async def answering(self) -> bool:
+        """Wait, while the outage is younger than `grace`, for Redis to answer again: whether
+        it does."""
+        left = self._down_since + self.grace - self.monotonic()
+        if not self.down:
+            return True
+        if left <= 0:
+            return False
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._answering.wait(), left)
+        return not self.down
 
     def refuse(self) -> SharedStateUnavailable:
         return SharedStateUnavailable(f"Redis at {redacted(self.url)} is unreachable "
@@ -426,17 +455,21 @@ class FleetDepartures:
     async def take(self, host: str, interval: float, flow: str) -> None:
         fleet = self._fleet
         fleet.start()
-        if not fleet.down:
-            try:
-                await fleet.shared_departures.take(host, interval, flow)
-                return
-            except UNREACHABLE as exc:
-                # Redis may have marked it as leaving before the answer was lost: once Redis
-                # is back it hears that it left now (refused, or sent on this proxy's turn).
-                self._keep(host, flow, fleet.monotonic())
-                fleet.failed(exc)
-        if fleet.fallback == "closed":
-            raise fleet.refuse()
+        while True:
+            if not fleet.down:
+                try:
+                    await fleet.shared_departures.take(host, interval, flow)
+                    return
+                except UNREACHABLE as exc:
+                    # Redis may have marked it as leaving before the answer was lost: once
+                    # Redis is back it hears that it left now (refused, or sent on this
+                    # proxy's turn).
+                    self._keep(host, flow, fleet.monotonic())
+                    fleet.failed(exc)
+            if fleet.fallback == "closed":
+                raise fleet.refuse()
+            if not await fleet.answering():
+                return  # a long outage: this proxy's own turns alone
 
     def left(self, host: str, flow: str, at: float) -> None:
         # Called from mitmproxy's connection and response hooks: the report goes on in the

@@ -12,6 +12,13 @@ or a slot that nobody uses. Each such command carries a deadline on Redis's cloc
 before this proxy stops waiting for it; the script that runs it after that deadline changes
 nothing and answers LATE, which reads here as the timeout it is.
 
+The deadline is only as good as the measurement of Redis's clock: Redis answered TIME somewhere
+within the round trip, so the offset may be wrong by half of it, either way. A measurement
+taken while Redis was paused (its answer came when it resumed, seconds after the question)
+would put the deadline seconds late, past the moment this proxy gives up. So every deadline is
+taken as early as the measurement allows (half its round trip earlier); one that would then be
+less than half the fence ahead is measured again first.
+
 On a Redis Cluster each node has its own clock: a fence is measured on the clock of the node
 that serves the script's keys (one more round trip the first time a node is used, and again
 after a failover). Times the fleet keeps (robots.txt freshness) are on one node's clock (redis-
@@ -58,7 +65,8 @@ class RedisClock:
         self._offset: float | None = None
         self._rtt = math.inf
         self.generation = 0  # measurements taken: what was derived from an older one is stale
-        self._nodes: dict[str, float] = {}  # a cluster node's name -> its offset
+        # a cluster node's name -> its offset, and the round trip it was measured in
+        self._nodes: dict[str, tuple[float, float]] = {}
 
     async def sync(self) -> None:
         """Measure the offset again (one round trip)."""
@@ -67,6 +75,7 @@ class RedisClock:
         after = self._monotonic()
         rtt = after - before
         if self._offset is None or rtt <= max(_TRUSTED_RTT, self._rtt):
+            # Even a poor measurement replaces none: the deadlines allow for its error.
             # Redis answered somewhere within the round trip: its middle is the best guess.
             self._offset = seconds + micros / 1e6 - (before + after) / 2
             self._rtt = rtt
@@ -83,8 +92,11 @@ class RedisClock:
         return self._offset is not None
 
     async def deadline(self) -> str:
-        """The fence for a command sent now: its ARGV[1]."""
-        return repr(await self.now() + self._fence)
+        """The fence for a command sent now: its ARGV[1], at the earliest Redis's time can be
+        now plus the fence (the measurement's error allowed for)."""
+        if self._offset is not None and self._rtt / 2 > self._fence / 2:
+            await self.sync()  # too poor to fence with: try for a better one
+        return repr(await self.now() + self._fence - self._rtt / 2)
 
     async def run(self, script: "AsyncScript", keys: list[str], args: list[str]) -> Any:
         """Run a fenced script (ARGV[1] its deadline, then `args`).
@@ -115,14 +127,16 @@ class RedisClock:
         await cluster.initialize()  # learns the slots' nodes once; nothing after that
         node: ClusterNode | None = cluster.get_node_from_key(key)
         assert node is not None
-        offset = self._nodes.get(node.name)
-        if offset is None:
+        known = self._nodes.get(node.name)
+        if known is None or known[1] / 2 > self._fence / 2:
             before = self._monotonic()
             seconds, micros = await cluster.time(target_nodes=node)
             after = self._monotonic()
-            offset = seconds + micros / 1e6 - (before + after) / 2
-            self._nodes[node.name] = offset
-        return repr(self._monotonic() + offset + self._fence)
+            measured = (seconds + micros / 1e6 - (before + after) / 2, after - before)
+            if known is None or measured[1] < known[1]:
+                known = self._nodes[node.name] = measured
+        offset, rtt = known
+        return repr(self._monotonic() + offset + self._fence - rtt / 2)
 
     def forget(self) -> None:
         """Redis may be another machine now (a restart elsewhere, a failover): measure anew."""

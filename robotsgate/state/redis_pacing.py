@@ -32,6 +32,7 @@ change nothing but the keys' names.
 """
 
 import asyncio
+import secrets
 import time
 import zlib
 from collections.abc import Awaitable, Callable
@@ -83,7 +84,8 @@ end
 # KEYS[1] host hash, KEYS[2] epoch. ARGV: deadline (the fence, see redis_clock.py: a slot
 # claimed after its sender gave up would be a slot nobody uses, and delay every request after
 # it), regroup, channel, interval, max_wait, host, keep (seconds the hash outlives its last use,
-# so the backoff counter is remembered between pauses), the host's group.
+# so the backoff counter is remembered between pauses), the host's group, the reservation's id
+# (kept with the `next` it replaced, so that a reservation whose answer was lost can be undone).
 # Returns {wait, paused, idle, refused, regrouping, next, paused_until} (times on Redis's clock).
 _RESERVE = FENCE + "local epoch_key = KEYS[2]\nlocal group = ARGV[8]\n" + EPOCH + """
 if regrouping then
@@ -109,7 +111,8 @@ if wait > tonumber(ARGV[5]) then
   return {string.format('%.6f', wait), paused, 0, 1, 0, string.format('%.6f', nxt),
           string.format('%.6f', paused_until)}
 end
-redis.call('HSET', KEYS[1], 'next', string.format('%.6f', slot + interval))
+redis.call('HSET', KEYS[1], 'next', string.format('%.6f', slot + interval), 'by', ARGV[9],
+           'before', string.format('%.6f', nxt))
 local last = math.max(slot + interval, paused_until)
 redis.call('PEXPIRE', KEYS[1], math.ceil((last - now + tonumber(ARGV[7])) * 1000))
 return {string.format('%.6f', wait), paused, 0, 0, 0, string.format('%.6f', slot + interval),
@@ -120,6 +123,18 @@ return {string.format('%.6f', wait), paused, 0, 0, 0, string.format('%.6f', slot
 # regrouping lasts yet.
 _REGROUPING = FENCE + "local epoch_key = KEYS[1]\nlocal group = ARGV[4]\n" + EPOCH + """
 return string.format('%.6f', regrouping or 0)
+"""
+
+# KEYS[1] host hash. ARGV: a reservation's id. The slot it claimed is given back, when no other
+# reservation (nor a re-assertion) came after it: its proxy never heard of it.
+_UNRESERVE = """
+local state = redis.call('HMGET', KEYS[1], 'by', 'before')
+if state[1] ~= ARGV[1] then
+  return 0
+end
+redis.call('HSET', KEYS[1], 'next', state[2])
+redis.call('HDEL', KEYS[1], 'by', 'before')
+return 1
 """
 
 # KEYS[1] host hash. ARGV: next, paused_until (on Redis's clock), keep, channel, host. What one
@@ -135,6 +150,7 @@ if math.max(nxt, paused_until) <= now then
 end
 redis.call('HSET', KEYS[1], 'next', string.format('%.6f', nxt),
            'paused_until', string.format('%.6f', paused_until))
+redis.call('HDEL', KEYS[1], 'by', 'before')
 redis.call('PEXPIRE', KEYS[1],
            math.ceil((math.max(nxt, paused_until) - now + tonumber(ARGV[3])) * 1000))
 redis.call('PUBLISH', ARGV[4], 'busy ' .. ARGV[5])
@@ -172,6 +188,7 @@ local nxt = math.max(tonumber(state[1]) or 0, now + tonumber(ARGV[1]))
 local paused_until = math.max(tonumber(state[2]) or 0, now + tonumber(ARGV[2]))
 redis.call('HSET', KEYS[1], 'next', string.format('%.6f', nxt),
            'paused_until', string.format('%.6f', paused_until))
+redis.call('HDEL', KEYS[1], 'by', 'before')
 redis.call('PEXPIRE', KEYS[1],
            math.ceil((math.max(nxt, paused_until) - now + tonumber(ARGV[3])) * 1000))
 return 1
@@ -212,6 +229,9 @@ class RedisPacer:
         self._reassert = client.register_script(_REASSERT)
         self._pushback = client.register_script(_PUSHBACK)
         self._adopt = client.register_script(_ADOPT)
+        self._unreserve = client.register_script(_UNRESERVE)
+        # host -> the id of a reservation whose answer never came: undone once Redis answers.
+        self._abandoned: LRUCache[str, str] = LRUCache(maxsize=max_hosts)
         self._idle: LRUCache[str, float] = LRUCache(maxsize=max_hosts)  # host -> trusted until
         self._backing_off: LRUCache[str, bool] = LRUCache(maxsize=max_hosts)
         self._listening = False
@@ -308,11 +328,17 @@ class RedisPacer:
             seen = self._notices
             self.round_trips += 1
             group = bucket_of(host)
-            wait_s, paused, idle, refused, regrouping, nxt, paused_until = \
-                await self._redis_clock.run(
-                    self._reserve, [self.key(host), self.epoch_key(group)],
-                    [repr(self._regroup), self.channel, repr(max(interval, 0.0)),
-                     repr(float(limit)), host, repr(self._keep), str(group)])
+            reservation = secrets.token_hex(8)
+            try:
+                wait_s, paused, idle, refused, regrouping, nxt, paused_until = \
+                    await self._redis_clock.run(
+                        self._reserve, [self.key(host), self.epoch_key(group)],
+                        [repr(self._regroup), self.channel, repr(max(interval, 0.0)),
+                         repr(float(limit)), host, repr(self._keep), str(group), reservation])
+            except BaseException:
+                # No answer: Redis may have claimed the slot all the same.
+                self._abandoned[host] = reservation
+                raise
             if not regrouping:
                 break
             # Nothing is decided until every proxy has put back what it knew.
@@ -349,6 +375,16 @@ class RedisPacer:
         if self._backing_off.pop(host, None):
             self.round_trips += 1
             await self._redis.hdel(self.key(host), "failures")
+
+    async def release_abandoned(self) -> int:
+        """Give back the slots claimed for reservations whose answer never came (and that no
+        later reservation built on): how many were."""
+        released = 0
+        for host, reservation in list(self._abandoned.items()):
+            self.round_trips += 1
+            released += int(await self._unreserve(keys=[self.key(host)], args=[reservation]))
+            self._abandoned.pop(host, None)
+        return released
 
     async def adopt(self, host: str, next_in: float, paused_for: float) -> None:
         """Merge a schedule kept elsewhere into the shared one (the later start, the longer

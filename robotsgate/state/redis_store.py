@@ -12,7 +12,10 @@ tag, so that an origin's entry and its lock live in one hash slot (on one node o
                            it expires without one (the holder died: that costs one lease at most).
                            Taking it is fenced (redis_clock.py): a request to take it that Redis
                            runs after its sender gave up changes nothing, so no lock is left that
-                           nobody holds.
+                           nobody holds. And a lock this proxy may hold without using it (its
+                           request to take it got no answer, or its release none) is released
+                           as soon as Redis answers again (`release_abandoned`), rather than
+                           left to hold the others for its lease.
 
 An entry's times (when it was fetched, when it expires) are kept on Redis's clock, and read back
 on the reader's: proxies' clocks disagree, and a copy written by a proxy an hour ahead must not
@@ -25,7 +28,6 @@ costs no Redis round trip on the hot path.
 """
 
 import asyncio
-import contextlib
 import hashlib
 import secrets
 from collections.abc import Awaitable, Callable, Mapping
@@ -101,6 +103,9 @@ class RedisStore:
         self._acquire = client.register_script(_ACQUIRE)
         self._renew = client.register_script(_RENEW)
         self.fetches_waited = 0  # refreshes answered by another proxy's fetch, for tests/metrics
+        # lock -> token: locks this proxy may hold and does not use, to release once Redis
+        # answers again (a few at most: one per origin asked for while Redis was away).
+        self._abandoned: LRUCache[str, str] = LRUCache(maxsize=max_origins)
 
     def key(self, origin: str) -> str:
         return f"{self._prefix}robots:{{{origin}}}"
@@ -153,7 +158,13 @@ class RedisStore:
         lock = self.lock_key(origin)
         token = secrets.token_hex(16)
         while True:
-            if await self._take(lock, token):
+            try:
+                taken = await self._take(lock, token)
+            except BaseException:
+                # No answer: Redis may have taken it for this proxy all the same.
+                self._abandoned[lock] = token
+                raise
+            if taken:
                 keeping = asyncio.ensure_future(self._keep(lock, token))
                 try:
                     # Someone may have published between our read and our lock.
@@ -163,14 +174,25 @@ class RedisStore:
                     return await fetch()
                 finally:
                     keeping.cancel()
-                    # The lock expires by itself if this fails; the result stands either way.
-                    with contextlib.suppress(RedisError, OSError):
+                    # The result stands either way; a lock not released is, once Redis answers.
+                    try:
                         await self._release(keys=[lock], args=[token])
+                    except (RedisError, OSError):
+                        self._abandoned[lock] = token
             entry = await self._await_holder(origin, lock, stale)
             if entry is not None:
                 self.fetches_waited += 1
                 return entry
             # The lock went away without a new entry: its holder failed or died. Take over.
+
+    async def release_abandoned(self) -> int:
+        """Release the locks this proxy may hold without using them (Redis did not answer
+        when it asked for them, or when it let them go): how many it still held."""
+        released = 0
+        for lock, token in list(self._abandoned.items()):
+            released += int(await self._release(keys=[lock], args=[token]))
+            self._abandoned.pop(lock, None)
+        return released
 
     async def _take(self, lock: str, token: str) -> bool:
         return bool(await self._redis_clock.run(self._acquire, [lock],

@@ -11,6 +11,7 @@ builds itself lives here, so that no test module imports a conftest.py or anothe
 - `driver`: `driven(...)`, robotsgate's addons driven as mitmproxy drives them (`Driven`).
 - `strategies`: Hypothesis strategies of robots.txt inputs (files, lines, agents, URLs,
   semantics).
+- `relay`: `Relay`, a TCP relay in front of a real server that can lose its answers.
 - `reference`: RFC 9309 matching and longest-match decisions, written plainly, to compare with.
 
 `tests/` is on sys.path when pytest runs (its conftest.py sits in a directory without an
