@@ -146,7 +146,10 @@ class Fleet:
                  max_origins: int, max_wait: float, lock_ttl: float, retry_interval: float = 0.5,
                  timeout: float = 2.0, idle_ttl: float = 5.0, max_connections: int = 64,
                  monotonic: Callable[[], float] = time.monotonic, regroup: float = 2.0,
-                 grace: float = CONFIRM_TIMEOUT) -> None:
+                 confirm_timeout: float = CONFIRM_TIMEOUT, grace: float | None = None) -> None:
+        """`confirm_timeout`: seconds a released request may go unconfirmed before it counts
+        as having left (departures.py); `grace`: seconds of an outage that paced requests wait
+        out in `local` (that timeout, unless given)."""
         self.url = url
         self.fallback = fallback
         self.max_origins = max_origins
@@ -167,14 +170,15 @@ class Fleet:
                                        regroup=regroup)
         self.shared_departures = RedisDepartures(
             self.client, self.shared_pacer, redis_clock=self.redis_clock,
-            confirm_timeout=CONFIRM_TIMEOUT, max_hosts=max_origins)
+            confirm_timeout=confirm_timeout, max_hosts=max_origins)
         self.local_store = local_store
         self.local_pacer = local_pacer
         self.store = FleetStore(self)
         self.pacer = FleetPacer(self)
         self.departures = FleetDepartures(self)
         self.down = False
-        self.grace = grace  # seconds of an outage that paced requests wait out (local)
+        self.confirm_timeout = confirm_timeout
+        self.grace = confirm_timeout if grace is None else grace
         self._answering = asyncio.Event()  # set while Redis answers, for those who wait for it
         self._answering.set()
         self.outages = 0  # outages declared, for tests and benchmarks
@@ -516,7 +520,8 @@ class FleetDepartures:
             fleet.failed(exc)
         except Exception:
             logger.exception("robotsgate: could not tell the fleet that a request to %s left; "
-                             "its next request waits up to %.0f s", host, CONFIRM_TIMEOUT)
+                             "its next request waits up to %.0f s", host,
+                             fleet.confirm_timeout)
 
 
 def _why(exc: BaseException) -> str:
