@@ -1,6 +1,7 @@
 """The addon driven with mitmproxy's own test helpers (taddons, tflow): no proxy, no network."""
 
 import asyncio
+import dataclasses
 import gc
 import hashlib
 import json
@@ -327,7 +328,8 @@ async def test_on_a_multiplexed_connection_a_request_left_at_the_latest_when_ans
 async def test_with_streamed_bodies_a_request_that_may_stream_takes_its_turn_first(
         paced, version, headers, at_headers):
     addon, _, _ = paced
-    addon.runtime.stream_bodies = True  # as with mitmproxy's stream_large_bodies set
+    # As with mitmproxy's stream_large_bodies set.
+    addon.runtime.install(dataclasses.replace(addon.runtime.live, stream_bodies=True))
     await forward(addon, "http://slow.example/a")
     second = flow("http://slow.example/b")
     second.request.headers.pop("content-length")

@@ -1,5 +1,6 @@
 """Page-level signals in the addon (taddons/tflow) and the nofollow memory (robotsgate.pages)."""
 
+import dataclasses
 import gzip
 import json
 import tracemalloc
@@ -236,7 +237,9 @@ async def test_a_failing_nofollow_check_fails_closed(gate, audit_path):
     broken = FakeClock()
     # The memory's own timer (injected) fails once the page is remembered.
     pages = Pages(PageConfig(), FakeClock(), broken)
-    addon.runtime.pages = addon.runtime.exchange.pages = pages
+    live = addon.runtime.live
+    live.exchange.pages = pages
+    addon.runtime.install(dataclasses.replace(live, pages=pages))
     page = "http://example.com/dir/page.html"
     await fetch(addon, page, body=NOFOLLOW_PAGE)
     broken.broken = True

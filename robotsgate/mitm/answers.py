@@ -58,7 +58,7 @@ def fail_closed(flow: http.HTTPFlow, recorder: "Recorder | None", reason: Reason
     its record when the audit log can take one."""
     outcome = outcomes.OUTCOMES[reason]
     answer(flow, reason, outcome.message, retry_after(outcome.retry_after))
-    if recorder is not None:
+    if recorder is not None:  # None: it failed before robotsgate had a configuration
         with contextlib.suppress(AuditUnwritable):  # already failing closed
             recorder.flow(flow, "block", reason, outcome.status, None, error=error)
 
@@ -67,17 +67,37 @@ def retry_after(seconds: int | None) -> dict[str, str]:
     return {"Retry-After": str(seconds)} if seconds else {}
 
 
-class Recorder:
-    """Audit records (and the metrics that count them) from flows and connections."""
+class AuditSink:
+    """Where audit records go: the audit log of the moment (reopened by SIGHUP, replaced when
+    robots_audit_log changes), and how often writing it failed. One per proxy: a flow decided
+    under an older configuration writes to the log of now."""
 
-    def __init__(self, audit: AuditLog, metrics: Metrics, clock: Callable[[], float], *,
-                 fail_closed: Callable[[], bool], monitor: Callable[[], bool]) -> None:
+    def __init__(self, audit: AuditLog) -> None:
         self.audit = audit
+        self.failures = 0
+
+    def replace(self, audit: AuditLog) -> None:
+        old, self.audit = self.audit, audit
+        old.close()
+
+
+class Recorder:
+    """Audit records (and the metrics that count them) from flows and connections, written as
+    one configuration says (its mode, and what a write that fails does)."""
+
+    __slots__ = ("_clock", "_fail_closed", "_mode", "metrics", "sink")
+
+    def __init__(self, sink: AuditSink, metrics: Metrics, clock: Callable[[], float], *,
+                 fail_closed: bool, monitor: bool) -> None:
+        self.sink = sink
         self.metrics = metrics
         self._clock = clock
-        self._fail_closed = fail_closed  # robots_audit_failure == "closed", read when it fails
-        self._monitor = monitor
-        self.failures = 0
+        self._fail_closed = fail_closed  # robots_audit_failure == "closed"
+        self._mode = "monitor" if monitor else "enforce"
+
+    @property
+    def audit(self) -> AuditLog:
+        return self.sink.audit
 
     def flow(self, flow: http.HTTPFlow, event: Event, reason: Reason, status: int | None,
              verdict: Verdict | None, *, page: str | None = None, error: str | None = None,
@@ -110,7 +130,7 @@ class Recorder:
             robots_sha256=entry.sha256 if entry else None,
             group=", ".join(group.agents) if group else None,
             rule=rule.text if rule else None, line=rule.line if rule else None,
-            delay_ms=round(verdict.wait * 1000) if verdict else 0, mode=self._mode(),
+            delay_ms=round(verdict.wait * 1000) if verdict else 0, mode=self._mode,
             asked_delay_ms=_ms(verdict.asked_delay) if verdict else None,
             agent_source=identity.source if identity else None,
             user_agent_mismatch=identity.mismatch(user_agent) if identity else None, page=page,
@@ -129,20 +149,18 @@ class Recorder:
             agent=identity.token or "*", user_agent=None, client=peer(client), method=method,
             url=url, robots_url=None, robots_status=None, robots_fetched_at=None,
             robots_sha256=None, group=None, rule=None, line=None, delay_ms=0,
-            mode=self._mode(), agent_source=identity.source))
-
-    def _mode(self) -> str:
-        return "monitor" if self._monitor() else "enforce"
+            mode=self._mode, agent_source=identity.source))
 
     def _write(self, record: AuditRecord) -> None:
+        sink = self.sink
         try:
-            self.audit.write(record)
+            sink.audit.write(record)
         except OSError as exc:
-            self.failures += 1
-            if self.failures == 1 or self.failures % 1000 == 0:
+            sink.failures += 1
+            if sink.failures == 1 or sink.failures % 1000 == 0:
                 logger.error("robotsgate: cannot write the audit log %s (%d failures so far): "
-                             "%s", self.audit.path, self.failures, exc)
-            if self._fail_closed():
+                             "%s", sink.audit.path, sink.failures, exc)
+            if self._fail_closed:
                 raise AuditUnwritable(str(exc)) from exc
 
 

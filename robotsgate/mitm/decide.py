@@ -62,13 +62,13 @@ class Decide:
             self._fail(flow, Reason.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")
 
     def _fail(self, flow: http.HTTPFlow, reason: Reason, error: str | None = None) -> None:
-        fail_closed(flow, self.runtime.recorder, reason, error)
+        fail_closed(flow, self.runtime.recorder_of(flow), reason, error)
 
     async def _decide(self, flow: http.HTTPFlow) -> None:
         runtime = self.runtime
-        recorder = runtime.recorder
-        assert recorder is not None and runtime.exchange is not None
-        plan = await runtime.exchange.decide(facts_of(flow))
+        live = runtime.of(flow)
+        recorder = live.recorder
+        plan = await live.exchange.decide(facts_of(flow))
         who = plan.who
         flow.metadata[keys.IDENTITY] = who.identity
         flow.metadata[keys.USER_AGENT] = who.user_agent

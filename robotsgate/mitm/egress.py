@@ -28,7 +28,7 @@ from mitmproxy.proxy.mode_specs import ProxyMode, ReverseMode, UpstreamMode
 
 from robotsgate.egress import Refused
 from robotsgate.mitm import compat
-from robotsgate.mitm.runtime import Runtime
+from robotsgate.mitm.runtime import NotConfigured, Runtime
 from robotsgate.protocol.hosts import canonical_host
 from robotsgate.resolver import Unresolved
 
@@ -44,8 +44,9 @@ class Egress:
         server = data.server
         if server.error or server.address is None or _operators(server.address):
             return
-        resolver = self.runtime.resolver
-        if resolver is None:
+        try:
+            resolver = self.runtime.live.services.resolver
+        except NotConfigured:
             server.error = "robotsgate is not configured yet"
             return
         host, port = server.address[0], server.address[1]

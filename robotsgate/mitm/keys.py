@@ -15,3 +15,4 @@ USAGE_JUDGED: Final = "robotsgate.usage_judged"  # the refusal found on the head
 USAGE_RECORDED: Final = "robotsgate.usage_recorded"  # its usage refusal is in the audit log
 TDM_RESERVED: Final = "robotsgate.tdm_reserved"  # the page's META reserves TDM rights
 PACED: Final = "robotsgate.paced"  # the interval it keeps, until it takes its turn
+LIVE: Final = "robotsgate.live"  # the configuration the flow is decided with (runtime.Live)

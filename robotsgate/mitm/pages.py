@@ -24,10 +24,12 @@ class PageReader:
     def response(self, flow: http.HTTPFlow) -> None:
         """Trouble here never breaks a response: it goes through as it came, and the trouble is
         logged."""
-        response, req, pages = flow.response, flow.request, self.runtime.pages
-        if response is None or pages is None or flow.error is not None or \
+        response, req = flow.response, flow.request
+        if response is None or flow.error is not None or \
                 flow.metadata.get(keys.ANSWERED) or response.status_code == 101:
             return
+        live = self.runtime.of(flow)
+        pages = live.pages
         seen = ResponseHeaders.of(response.headers.fields)
         if not pages.reads(req.method, response.status_code, seen.content_type):
             return
@@ -38,13 +40,13 @@ class PageReader:
             identity = flow.metadata.get(keys.IDENTITY)
             result = pages.annotate(
                 url=lambda: req.url, method=req.method, status=response.status_code,
-                agent=identity.token if identity else self.runtime.settings.agent or None,
+                agent=identity.token if identity else live.settings.agent or None,
                 user_agent=flow.metadata[keys.USER_AGENT] if keys.USER_AGENT in flow.metadata
                 else req.headers.get("user-agent"),
                 content_type=seen.content_type, x_robots_tag=seen.x_robots_tag, raw=raw,
                 content_encoding=seen.content_encoding)
         except Exception as exc:
-            if self.runtime.settings.strip or flow.metadata.get(keys.PURPOSES):
+            if live.settings.strip or flow.metadata.get(keys.PURPOSES):
                 # Strip mode, or a bot whose purposes a TDM reservation in this page may
                 # refuse: what the page says cannot be known, so it is not sent (fail closed).
                 logger.exception("robotsgate: could not read the page signals of %s; "
@@ -67,9 +69,7 @@ class PageReader:
         status = flow.response.status_code if flow.response else None
         outcome = outcomes.OUTCOMES[Reason.INTERNAL_ERROR]
         answer(flow, Reason.INTERNAL_ERROR, outcome.message, retry_after(outcome.retry_after))
-        recorder = self.runtime.recorder
-        if recorder is not None:
-            with contextlib.suppress(AuditUnwritable):  # already failing closed
-                recorder.flow(flow, "withheld", Reason.INTERNAL_ERROR, outcome.status,
-                              flow.metadata.get(keys.VERDICT), error=error,
-                              origin_status=status)
+        with contextlib.suppress(AuditUnwritable):  # already failing closed
+            self.runtime.of(flow).recorder.flow(
+                flow, "withheld", Reason.INTERNAL_ERROR, outcome.status,
+                flow.metadata.get(keys.VERDICT), error=error, origin_status=status)

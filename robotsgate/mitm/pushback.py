@@ -20,9 +20,9 @@ class Pushback:
         self.runtime = runtime
 
     def response(self, flow: http.HTTPFlow) -> Awaitable[object] | None:
-        response, services = flow.response, self.runtime.services
+        response = flow.response
         if response is None or flow.error is not None or flow.metadata.get(keys.ANSWERED) or \
-                services is None or response.status_code == 101:
+                response.status_code == 101:
             return None
         delay = flow.metadata.get(keys.DELAY_MS)
         if delay is not None:
@@ -32,7 +32,7 @@ class Pushback:
                                     for name, _ in response.headers.fields))
         host = flow.metadata.get(keys.HOST) or \
             Origin.of(flow.request.scheme, flow.request.host, flow.request.port).host
-        pacer = services.gate.pacer
+        pacer = self.runtime.of(flow).services.gate.pacer
         if response.status_code in (429, 503):
             return self._pause(pacer, host, response.status_code, parse_retry_after(
                 response.headers.get("retry-after"), self.runtime.clocks.clock()))

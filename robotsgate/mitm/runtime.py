@@ -16,6 +16,7 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -29,7 +30,7 @@ from robotsgate.gate import Gate
 from robotsgate.identity import AgentMap, Identity
 from robotsgate.metrics import Metrics, MetricsServer
 from robotsgate.mitm import compat, keys
-from robotsgate.mitm.answers import Recorder
+from robotsgate.mitm.answers import AuditSink, Recorder
 from robotsgate.options import NAMES, OPTIONS, PREFIX, SPECS, Rebuilds, Settings
 from robotsgate.pages import Pages
 from robotsgate.purposes import PurposeMap
@@ -40,7 +41,44 @@ from robotsgate.state.redis_url import redacted
 logger = logging.getLogger(__name__)
 
 
+class NotConfigured(RuntimeError):
+    """A hook ran before robotsgate had a configuration: it fails closed."""
+
+
+@dataclass(frozen=True, slots=True)
+class Live:
+    """Everything a request is decided with, from one configuration.
+
+    Built whole by Runtime.configure (nothing old is replaced until everything new is built),
+    swapped in at once, and pinned to each flow at its first hook (`Runtime.of`), so that a flow
+    never sees an old gate and a new policy, or a new audit mode for an old decision. The
+    services inside are live objects (caches, schedules, connections), but which ones a flow
+    uses never changes under it.
+    """
+
+    settings: Settings
+    upstream: Upstream
+    services: Services
+    recorder: Recorder
+    pages: Pages  # page-level signals and the nofollow memory
+    exchange: Exchange  # the request policy, over all of the above
+    agents: AgentMap
+    stream_bodies: bool  # mitmproxy's stream_large_bodies is set, read on every request
+
+    def identify(self, flow: http.HTTPFlow) -> Identity:
+        """Which bot a CONNECT is from (robots_agents, proxy-auth user, robots_agent, or its
+        User-Agent later)."""
+        auth = flow.metadata.get("proxyauth")
+        peer = flow.client_conn.peername
+        return self.agents.resolve(
+            user=auth[0] if isinstance(auth, tuple) and auth else None,
+            address=peer[0] if peer else None, agent_option=self.settings.agent or None)
+
+
 class Runtime:
+    """The process's part: options in, a `Live` out on every change; the audit sink, the
+    metrics registry and server, the listening sockets, SIGHUP."""
+
     def __init__(self, clocks: Clocks, transport: httpx.AsyncBaseTransport | None = None,
                  lookup: Lookup = system_lookup) -> None:
         self.clocks = clocks
@@ -48,42 +86,68 @@ class Runtime:
         self._lookup = lookup  # how names are resolved, in tests
         self._listening: tuple[Socket, ...] = ()  # the proxy's own listening sockets
         self.metrics = Metrics()  # this process's registry; served when robots_metrics_port
-        self.settings = Settings()
-        self.agents = AgentMap.parse(())
-        self.purposes = PurposeMap.parse("", ())
-        self.services: Services | None = None
-        self.upstream: Upstream | None = None
-        self.recorder: Recorder | None = None
-        self.pages: Pages | None = None  # page-level signals and the nofollow memory
-        self.exchange: Exchange | None = None  # the request policy, over all of the above
-        self._configured: Settings | None = None
+        self._live: Live | None = None
+        self._sink: AuditSink | None = None
         self._metrics_server: MetricsServer | None = None
         self._sighup = False
-        # mitmproxy's own options read on every request.
-        self.stream_bodies = False  # stream_large_bodies is set
 
     @property
-    def gate(self) -> Gate | None:
-        return self.services.gate if self.services else None
+    def live(self) -> Live:
+        """The configuration in force now."""
+        live = self._live
+        if live is None:
+            raise NotConfigured("robotsgate is not configured yet")
+        return live
+
+    def install(self, live: Live) -> None:
+        """Put `live` in force: flows that start from now on are decided with it."""
+        self._live = live
+
+    def of(self, flow: http.HTTPFlow) -> Live:
+        """The configuration this flow is decided with: the one in force at its first hook."""
+        live = flow.metadata.get(keys.LIVE)
+        if live is None:
+            live = flow.metadata[keys.LIVE] = self.live
+        return live
+
+    def recorder_of(self, flow: http.HTTPFlow) -> Recorder | None:
+        """For a request that fails closed: the recorder of its configuration, or of the one
+        in force, if there is any."""
+        live = flow.metadata.get(keys.LIVE) or self._live
+        return live.recorder if live is not None else None
+
+    # What tests and tools look at: the parts of the configuration in force.
+    @property
+    def settings(self) -> Settings:
+        return self._live.settings if self._live is not None else Settings()
 
     @property
-    def departures(self) -> Departures | None:
-        return self.services.departures if self.services else None
+    def services(self) -> Services:
+        return self.live.services
 
     @property
-    def resolver(self) -> Resolver | None:
-        return self.services.resolver if self.services else None
+    def gate(self) -> Gate:
+        return self.live.services.gate
 
-    def identify(self, flow: http.HTTPFlow) -> Identity:
-        """Which bot a CONNECT is from (robots_agents, proxy-auth user, robots_agent, or its
-        User-Agent later), kept on the flow for the audit record."""
-        auth = flow.metadata.get("proxyauth")
-        peer = flow.client_conn.peername
-        identity = self.agents.resolve(
-            user=auth[0] if isinstance(auth, tuple) and auth else None,
-            address=peer[0] if peer else None, agent_option=self.settings.agent or None)
-        flow.metadata[keys.IDENTITY] = identity
-        return identity
+    @property
+    def departures(self) -> Departures:
+        return self.live.services.departures
+
+    @property
+    def resolver(self) -> Resolver:
+        return self.live.services.resolver
+
+    @property
+    def recorder(self) -> Recorder:
+        return self.live.recorder
+
+    @property
+    def pages(self) -> Pages:
+        return self.live.pages
+
+    @property
+    def exchange(self) -> Exchange:
+        return self.live.exchange
 
     def set_listening(self, sockets: tuple[Socket, ...], *, authenticated: bool) -> None:
         """The proxy's listening sockets, once it runs: never a destination
@@ -105,8 +169,8 @@ class Runtime:
         return self._listening + metrics
 
     def _own_changed(self) -> None:
-        if self.services is not None:
-            resolver = self.services.resolver
+        if self._live is not None:
+            resolver = self._live.services.resolver
             resolver.set_policy(resolver.policy.with_own(self._own()))
 
     def load(self, loader: Any) -> None:
@@ -147,21 +211,23 @@ class Runtime:
         except ValueError as exc:
             raise exceptions.OptionsError(str(exc)) from exc
         mitm = set(opts.keys())  # mitmproxy's own options are absent when run alone (tests)
-        self.stream_bodies = "stream_large_bodies" in mitm and bool(opts.stream_large_bodies)
+        stream_bodies = "stream_large_bodies" in mitm and bool(opts.stream_large_bodies)
         upstream = Upstream(opts.ssl_insecure, opts.ssl_verify_upstream_trusted_ca or "",
                             opts.ssl_verify_upstream_trusted_confdir or "",
                             Upstream.proxy_of(opts.mode), self._transport)
-        changed = settings.changed(self._configured)
-        if upstream != self.upstream:
+        old = self._live
+        changed = settings.changed(old.settings if old is not None else None)
+        if old is None or upstream != old.upstream:
             changed.add(Rebuilds.GATE)
         try:
             # Everything new is built before anything old is replaced: a bad value changes
             # nothing (mitmproxy then puts the option back as it was).
-            audit = assemble.audit_log(settings) if Rebuilds.AUDIT in changed else None
+            audit = assemble.audit_log(settings) \
+                if Rebuilds.AUDIT in changed or self._sink is None else None
             try:
                 services = assemble.services(settings, upstream, self.clocks, self.metrics,
                                              own=self._own(), lookup=self._lookup) \
-                    if Rebuilds.GATE in changed or self.services is None else None
+                    if Rebuilds.GATE in changed or old is None else old.services
             except BaseException:
                 if audit is not None:
                     audit.close()
@@ -170,33 +236,28 @@ class Runtime:
             raise exceptions.OptionsError(str(exc)) from exc
         if Rebuilds.METRICS in changed:
             self._serve_metrics(settings.metrics_host, settings.metrics_port)
-            if services is None:
-                self._own_changed()
-        self.agents = AgentMap.parse(settings.agents)
-        self.purposes = PurposeMap.parse(settings.purpose, settings.purposes)
-        self.settings = self._configured = settings
         if audit is not None:
-            if self.recorder is not None:
-                self.recorder.audit.close()
-                self.recorder.audit = audit
+            if self._sink is None:
+                self._sink = AuditSink(audit)
             else:
-                self.recorder = Recorder(
-                    audit, self.metrics, self.clocks.clock,
-                    fail_closed=lambda: self.settings.audit_failure == "closed",
-                    monitor=lambda: self.settings.monitor)
-        if Rebuilds.PAGES in changed or self.pages is None:
-            self.pages = assemble.pages(settings, self.clocks)
-        if services is not None:
-            old, self.services = self.services, services
-            if old is not None:
-                _close_later(old)
-        self.upstream = upstream
-        assert self.services is not None
-        self.exchange = Exchange(
+                self._sink.replace(audit)
+        pages = assemble.pages(settings, self.clocks) \
+            if Rebuilds.PAGES in changed or old is None else old.pages
+        agents = AgentMap.parse(settings.agents)
+        recorder = Recorder(self._sink, self.metrics, self.clocks.clock,  # type: ignore[arg-type]
+                            fail_closed=settings.audit_failure == "closed",
+                            monitor=settings.monitor)
+        exchange = Exchange(
             Rules(agent=settings.agent or None, require_agent=settings.require_agent,
                   monitor=settings.monitor, strip=settings.strip),
-            self.services.gate, self.services.resolver, agents=self.agents,
-            purposes=self.purposes, pages=self.pages)
+            services.gate, services.resolver, agents=agents,
+            purposes=PurposeMap.parse(settings.purpose, settings.purposes), pages=pages)
+        self.install(Live(settings, upstream, services, recorder, pages, exchange, agents,
+                          stream_bodies))
+        if Rebuilds.METRICS in changed:
+            self._own_changed()  # the metrics port is the proxy's own: never a destination
+        if old is not None and services is not old.services:
+            _close_later(old.services)
 
     def running(self) -> None:
         unknown = _unknown_options(ctx.master.options)
@@ -215,12 +276,13 @@ class Runtime:
         authenticated = "proxyauth" in opts and bool(opts.proxyauth)
         self.set_listening(tuple(Socket(host, port) for host, port in compat.listening()),
                            authenticated=authenticated)
-        logger.info(summary(self.settings, metrics=self._metrics_server,
+        live = self.live
+        logger.info(summary(live.settings, metrics=self._metrics_server,
                             proxyauth=authenticated))
-        if self.services is not None and self.services.fleet is not None:
+        if live.services.fleet is not None:
             # Watch the fleet's Redis from the start: one that cannot be reached is said at
             # once, not at the first request.
-            self.services.fleet.start()
+            live.services.fleet.start()
 
         # logrotate renames the file and sends SIGHUP: records go to a new file from then on.
         with contextlib.suppress(NotImplementedError, RuntimeError):  # no signals, or no loop
@@ -229,9 +291,9 @@ class Runtime:
             logger.info("robotsgate: SIGHUP reopens the audit log")
 
     def reopen_audit(self) -> None:
-        if self.recorder is None:
+        if self._sink is None:
             return
-        audit = self.recorder.audit
+        audit = self._sink.audit
         try:
             audit.reopen()
         except OSError as exc:
@@ -263,10 +325,10 @@ class Runtime:
         if self._metrics_server is not None:
             self._metrics_server.close()
             self._metrics_server = None
-        if self.services is not None:
-            await self.services.aclose()
-        if self.recorder is not None:
-            self.recorder.audit.close()
+        if self._live is not None:
+            await self._live.services.aclose()
+        if self._sink is not None:
+            self._sink.audit.close()
 
 
 def _apply_deferred(options: Any) -> list[str]:

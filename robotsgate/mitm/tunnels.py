@@ -23,8 +23,8 @@ from robotsgate import outcomes
 from robotsgate.audit import Event
 from robotsgate.egress import Refused
 from robotsgate.mitm import compat, keys
-from robotsgate.mitm.answers import AuditUnwritable, answer, peer, retry_after
-from robotsgate.mitm.runtime import Runtime
+from robotsgate.mitm.answers import AuditUnwritable, Recorder, answer, peer, retry_after
+from robotsgate.mitm.runtime import NotConfigured, Runtime
 from robotsgate.origin import Origin
 from robotsgate.outcomes import Reason
 from robotsgate.state.fleet import SharedStateUnavailable
@@ -51,25 +51,23 @@ class Tunnels:
         unseen, every CONNECT is decided on its host; without those options every request
         inside a tunnel is decided on its own.
         """
-        runtime = self.runtime
-        services = runtime.services
-        if flow.response is not None or services is None:
+        if flow.response is not None:
             return
-        recorder = runtime.recorder
-        assert recorder is not None
         req = flow.request
         try:
-            identity = runtime.identify(flow)
+            live = self.runtime.of(flow)
+            services, recorder = live.services, live.recorder
+            identity = flow.metadata[keys.IDENTITY] = live.identify(flow)
             scheme = "http" if req.port == 80 else "https"
             origin = Origin.of(scheme, req.host, req.port)
             if "%" in origin.host:
-                self._refuse(flow, Reason.DESTINATION, where=origin.host,
+                self._refuse(flow, recorder, Reason.DESTINATION, where=origin.host,
                              why="an IPv6 zone id names an interface of the proxy's machine")
                 return
             dial = await services.resolver.dial(origin.host, origin.port)
             if isinstance(dial, Refused):
-                self._refuse(flow, Reason.DESTINATION, where=dial.where, why=dial.why,
-                             error=dial.describe())
+                self._refuse(flow, recorder, Reason.DESTINATION, where=dial.where,
+                             why=dial.why, error=dial.describe())
                 return
             req.data.host = origin.host  # the tunnel's connection, and its requests' host
             opts = ctx.options
@@ -82,7 +80,7 @@ class Tunnels:
                     recorder.flow(flow, "tunnel", Reason.NOT_INTERCEPTED, None, verdict)
                 return
             status = verdict.status or 503
-            if runtime.settings.monitor:
+            if live.settings.monitor:
                 recorder.flow(flow, "would-block", verdict.reason, status, verdict)
                 return
             recorder.flow(flow, "block", verdict.reason, status, verdict)
@@ -100,14 +98,14 @@ class Tunnels:
                    retry_after(outcome.retry_after))
             error = str(exc) if reason is Reason.REDIS_UNAVAILABLE \
                 else f"{type(exc).__name__}: {exc}"
-            with contextlib.suppress(AuditUnwritable):  # already failing closed
-                recorder.flow(flow, "block", reason, outcome.status, None, error=error)
+            failing = self.runtime.recorder_of(flow)
+            if failing is not None:
+                with contextlib.suppress(AuditUnwritable):  # already failing closed
+                    failing.flow(flow, "block", reason, outcome.status, None, error=error)
 
-    def _refuse(self, flow: http.HTTPFlow, reason: Reason, *, error: str | None = None,
-                **fields: str) -> None:
+    def _refuse(self, flow: http.HTTPFlow, recorder: Recorder, reason: Reason, *,
+                error: str | None = None, **fields: str) -> None:
         """A CONNECT refused whatever the mode: nothing robotsgate decides could go there."""
-        recorder = self.runtime.recorder
-        assert recorder is not None
         status = outcomes.OUTCOMES[reason].status
         with contextlib.suppress(AuditUnwritable):  # refused either way
             recorder.flow(flow, "block", reason, status, None, error=error)
@@ -144,14 +142,17 @@ class Tunnels:
         kind = {TCPLayer: "tcp", UDPLayer: "udp", DNSLayer: "dns"}.get(type(chosen), "quic")
         address = context.server.address
         target = peer(address) if address else "unknown"
-        monitor = self.runtime.settings.monitor
+        try:
+            live = self.runtime.live
+        except NotConfigured:
+            nextlayer.layer = _Refused(context)  # nothing to record it with: refused all the same
+            return
+        monitor = live.settings.monitor
         event: Event = "would-block" if monitor else "block"
-        recorder = self.runtime.recorder
-        assert recorder is not None
         with contextlib.suppress(AuditUnwritable):  # refused either way
-            recorder.connection(self.runtime.agents, self.runtime.settings.agent or None,
-                                context.client.peername, event, f"{kind}://{target}",
-                                kind.upper())
+            live.recorder.connection(live.agents, live.settings.agent or None,
+                                     context.client.peername, event, f"{kind}://{target}",
+                                     kind.upper())
         if monitor:
             return
         logger.info("robotsgate: refused a %s connection to %s from %s: it carries nothing "
@@ -166,9 +167,9 @@ class Tunnels:
         if flow.response is None or flow.response.status_code != 101 or \
                 flow.websocket is not None or flow.metadata.get(keys.ANSWERED):
             return
-        recorder = self.runtime.recorder
-        assert recorder is not None
-        if self.runtime.settings.monitor:
+        live = self.runtime.of(flow)
+        recorder = live.recorder
+        if live.settings.monitor:
             recorder.flow(flow, "would-block", Reason.UPGRADE, 101, None)
             return
         # Not "block": the request itself was decided and did reach the origin.

@@ -44,11 +44,11 @@ class Turns:
 
     async def _take_turn(self, flow: http.HTTPFlow, *, streamed: bool = False) -> None:
         interval = flow.metadata.pop(keys.PACED, None)
-        departures = self.runtime.departures
-        if interval is None or departures is None:
+        if interval is None:
             return
         host = flow.metadata[keys.HOST]
         try:
+            departures = self.runtime.of(flow).services.departures
             async with departures.turn(host, interval, flow.id,
                                        tls=flow.request.scheme == "https",
                                        client=flow.client_conn.id):
@@ -69,7 +69,7 @@ class Turns:
             self._refuse(flow, Reason.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")
 
     def _refuse(self, flow: http.HTTPFlow, reason: Reason, error: str) -> None:
-        fail_closed(flow, self.runtime.recorder, reason, error)
+        fail_closed(flow, self.runtime.recorder_of(flow), reason, error)
         flow.request.stream = False  # read and dropped, never streamed to the origin
 
     def _streams_now(self, flow: http.HTTPFlow) -> bool:
@@ -77,7 +77,7 @@ class Turns:
         streamed (stream_large_bodies) goes as soon as the headers are decided."""
         if flow.request.stream:
             return True
-        if not self.runtime.stream_bodies:
+        if not self.runtime.of(flow).stream_bodies:
             return False
         if flow.request.is_http2 or flow.request.is_http3:
             return True  # no header has to say whether a body follows (RFC 9113 §8.1.1)
@@ -85,12 +85,11 @@ class Turns:
         return "transfer-encoding" in headers or headers.get("content-length", "0") != "0"
 
     def responseheaders(self, flow: http.HTTPFlow) -> None:
-        departures = self.runtime.departures
-        if departures is not None and keys.HOST in flow.metadata:
+        if keys.HOST in flow.metadata:
             # On an HTTP/2 or HTTP/3 connection the stream may have been queued behind others
             # (the origin's limit of concurrent streams): it left by now, maybe not before.
-            departures.settled(flow.metadata[keys.HOST], flow.id,
-                               queued=flow.server_conn.alpn in _MULTIPLEXED)
+            self.runtime.of(flow).services.departures.settled(
+                flow.metadata[keys.HOST], flow.id, queued=flow.server_conn.alpn in _MULTIPLEXED)
 
     def error(self, flow: http.HTTPFlow) -> None:
         self.responseheaders(flow)
@@ -102,9 +101,11 @@ class Turns:
         self._connected(data.context.server.address, data.context.client.id, tls=True)
 
     def _connected(self, address: tuple[str, int] | None, client: str, *, tls: bool) -> None:
-        departures = self.runtime.departures
-        if departures is not None and address is not None:
-            departures.connected(self._host(address[0]), tls=tls, client=client)
+        # A connection has no flow to pin a configuration: the one in force (a request
+        # released under the one before a reconfigure is confirmed by its answer instead).
+        if address is not None:
+            self.runtime.live.services.departures.connected(self._host(address[0]), tls=tls,
+                                                            client=client)
 
     def _host(self, address: str) -> str:
         """The host as the pacer knows it (Origin.of's canonical form), remembered."""

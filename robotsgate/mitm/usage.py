@@ -71,7 +71,7 @@ class UsageCheck:
         if refusal is None:
             return
         verdict: Verdict = flow.metadata[keys.VERDICT]
-        if self.runtime.settings.monitor:
+        if self.runtime.of(flow).settings.monitor:
             self._record(flow, verdict, refusal, response.status_code)
             return
         if response.stream or _may_stream_late(response):
@@ -100,7 +100,7 @@ class UsageCheck:
         status = response.status_code
         verdict: Verdict = flow.metadata[keys.VERDICT]
         self._record(flow, verdict, refusal, status)
-        if self.runtime.settings.monitor:
+        if self.runtime.of(flow).settings.monitor:
             if usage is not None:
                 _say(flow, usage)
             return
@@ -126,20 +126,20 @@ class UsageCheck:
         if tdm_meta:
             said.append(tdm_reservation(header=False).usage())
         usage = combine(*said).only(_CATEGORIES | purposes)
-        unknown_refused = self.runtime.settings.usage_unknown == "refuse"
+        unknown_refused = self.runtime.of(flow).settings.usage_unknown == "refuse"
         return usage, refused(usage, purposes, unknown_refused=unknown_refused)
 
     def _record(self, flow: http.HTTPFlow, verdict: Verdict, refusal: UsageRefusal,
                 origin_status: int) -> None:
         """Once per request: refused at the request (monitor mode forwards it), or on the
         answer's headers, or on its body."""
-        recorder = self.runtime.recorder
-        if recorder is None or verdict.usage_refusal is not None or \
+        recorder = self.runtime.of(flow).recorder
+        if verdict.usage_refusal is not None or \
                 flow.metadata.get(keys.USAGE_RECORDED):
             return
         flow.metadata[keys.USAGE_RECORDED] = True
         # Never "block": the request did reach the origin; its answer is what is withheld.
-        event: Event = "would-block" if self.runtime.settings.monitor else "withheld"
+        event: Event = "would-block" if self.runtime.of(flow).settings.monitor else "withheld"
         try:
             recorder.flow(flow, event, Reason.USAGE_PREFERENCE, 403, verdict, refusal=refusal,
                           origin_status=origin_status)
