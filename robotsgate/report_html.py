@@ -13,11 +13,9 @@ from collections.abc import Callable, Sequence
 from html import escape
 from typing import Any
 
-from robotsgate.report import (
-    Breakdown,
-    Count,
-    Summary,
-    TopCounts,
+from robotsgate.report import Summary
+from robotsgate.report_counts import Breakdown, Count, TopCounts
+from robotsgate.report_text import (
     count_text,
     distinct_text,
     estimate_note,

@@ -19,8 +19,9 @@ from support.driver import driven
 
 from robotsgate.assemble import Clocks
 from robotsgate.audit import AuditLog, AuditRecord
-from robotsgate.report import read, render_text
+from robotsgate.report import read
 from robotsgate.report_html import render_html
+from robotsgate.report_text import render_text
 
 ROBOTSGATE = Path(sys.executable).parent / "robotsgate"
 BASE = AuditRecord(

@@ -1,5 +1,5 @@
 """`robotsgate report`: the installed command on known audit logs, and the bounded counters it
-sums them up with (robotsgate.report.TopCounts, Space-Saving)."""
+sums them up with (robotsgate.report_counts.TopCounts, Space-Saving)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,8 @@ from e2e.machine import clean_env
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from robotsgate.report import Bounds, Breakdown, Only, TopCounts, read
+from robotsgate.report import Bounds, Only, read
+from robotsgate.report_counts import Breakdown, TopCounts
 from robotsgate.report_html import render_html
 
 ROBOTSGATE = Path(sys.executable).parent / "robotsgate"

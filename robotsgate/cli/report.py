@@ -1,5 +1,5 @@
 """`robotsgate report`: what were our bots blocked from, and on what grounds?
-(robotsgate.report, robotsgate.report_html)"""
+(robotsgate.report, robotsgate.report_text, robotsgate.report_html)"""
 
 import argparse
 import gzip
@@ -20,9 +20,9 @@ from robotsgate.report import (
     Summary,
     parse_when,
     read,
-    render_text,
 )
 from robotsgate.report_html import render_html
+from robotsgate.report_text import render_text
 
 # Shown on a terminal for logs at least this big (bytes) when --progress is auto.
 PROGRESS_FROM = 8 << 20

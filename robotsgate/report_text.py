@@ -1,0 +1,177 @@
+"""The audit summary as text: the tables `robotsgate report` prints (render_text), and the words
+the text and the page (report_html.py) share: times, bucket widths, rules, paths, counts, and
+the notes that say when counts are estimates.
+
+Every line is escaped (escape.py) before it is printed: hosts, paths, agents and rules are what
+bots and sites wrote.
+"""
+
+import math
+from collections.abc import Callable, Iterable, Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+from robotsgate.escape import escaped
+from robotsgate.report import NO_PATH, RuleKey, Summary
+from robotsgate.report_counts import Breakdown, Count, TopCounts
+
+# -- words shared by the text and the page ------------------------------------------------------
+
+
+def when_text(seconds: float, width: int = 1) -> str:
+    moment = datetime.fromtimestamp(seconds, UTC)
+    if width >= 86_400:
+        return moment.strftime("%Y-%m-%d")
+    return moment.strftime("%Y-%m-%d %H:%M")
+
+
+def width_text(width: int) -> str:
+    for unit, size in (("week", 7 * 86_400), ("day", 86_400), ("hour", 3600), ("min", 60)):
+        if width % size == 0:
+            count = width // size
+            return f"{count} {unit}" + ("s" if count > 1 and unit != "min" else "")
+    return f"{width} s"
+
+
+def rule_text(key: RuleKey) -> str:
+    rule, line, robots_url = key
+    where = f" (line {line})" if line is not None else ""
+    return f"{rule}{where}  {robots_url}"
+
+
+def purpose_host_text(key: tuple[str, str]) -> str:
+    return f"{key[0]}  {key[1]}"
+
+
+def path_text(path: str) -> str:
+    return path if path != NO_PATH else "(no path: a connection)"
+
+
+def plural(count: int, noun: str) -> str:
+    return noun if count == 1 else f"{noun}s"
+
+
+def count_text(row: Count[Any]) -> str:
+    """A count as printed: ~ in front when it is an estimate (an upper bound)."""
+    return f"~{row.count:,}" if row.error else f"{row.count:,}"
+
+
+def distinct_text(top: TopCounts[Any]) -> str:
+    """How many distinct keys a table saw: a number, or N+ once it had to drop some."""
+    return f"{len(top):,}" if top.exact else f"{top.capacity:,}+"
+
+
+def none_text(top: TopCounts[Any]) -> str:
+    """What an empty table says: nothing was counted, or nothing is known to stand out."""
+    return "(none)" if top.exact else "(none known to stand out)"
+
+
+def estimate_note(top: TopCounts[Any], rows: Iterable[Count[Any]], noun: str) -> str | None:
+    """What the reader must know of a table's counts when they are not all exact (`noun` in
+    the singular: path, URL, status)."""
+    if top.exact:
+        return None
+    worst = max((row.error for row in rows), default=0)
+    plural = noun + ("es" if noun.endswith("s") else "s")
+    said = (f"over {top.capacity:,} distinct {plural}, so the heaviest are kept: "
+            f"one not kept was blocked at most {top.floor:,} "
+            f"time{"s" if top.floor > 1 else ""}")
+    if worst:
+        said += f"; ~ marks an estimate, at most {worst:,} too high"
+    return said
+
+
+def period_text(summary: Summary) -> str:
+    if summary.first is None or summary.last is None:
+        return "no records"
+    return f"{when_text(summary.first)} to {when_text(summary.last)} UTC"
+
+
+# -- text ---------------------------------------------------------------------------------------
+
+
+def render_text(summary: Summary, *, top: int = 10, broken_down: int = 5, each: int = 5,
+                bar_width: int = 40) -> str:
+    """The report as text: `top` rows per table, and for each of the `broken_down` heaviest
+    agents and hosts, its `each` top paths and URLs."""
+    out: list[str] = []
+    out.append(f"audit log: {', '.join(summary.sources)}")
+    if summary.only is not None:
+        out.append(f"only:      {summary.only.text()}")
+    out.append(f"period:    {period_text(summary)}")
+    out.append(f"records:   {summary.records:,}   blocks: {summary.blocks:,}"
+               f" (would-block: {summary.would_blocks:,})   delays: {summary.delays:,}"
+               f" ({summary.delay_ms / 1000:,.1f} s in all)")
+    if summary.skipped:
+        out.append(f"skipped:   {summary.skipped:,} line{'s' if summary.skipped > 1 else ''} "
+                   f"that {'are' if summary.skipped > 1 else 'is'} not an audit record "
+                   f"(first at {summary.first_skipped})")
+    tables: list[tuple[str, str, TopCounts[Any], Callable[[Any], str]]] = [
+        ("blocked hosts", "host", summary.hosts, str),
+        ("blocked agents", "agent", summary.agents, str),
+        ("blocked User-Agents", "User-Agent", summary.user_agents, str),
+        ("blocked paths", "path", summary.paths, path_text),
+        ("blocked URLs", "URL", summary.urls, str),
+        ("deciding rules", "rule", summary.rules, rule_text),
+        ("reasons", "reason", summary.reasons, str),
+        ("statuses answered", "status", summary.statuses, str),
+    ]
+    if summary.purposes:  # only when bots declared purposes and were refused for them
+        tables += [("usage refusals by purpose", "purpose", summary.purposes, str),
+                   ("usage refusals by purpose and host", "purpose and host",
+                    summary.purpose_hosts, purpose_host_text)]
+    for title, noun, counts, name in tables:
+        out += ["", *table(title, counts, top, summary.blocks, noun, name)]
+    if summary.delays:
+        out += ["", *table("delayed hosts", summary.delayed_hosts, top, summary.delays, "host")]
+    if broken_down:
+        for kind, breakdown in (("agent", summary.by_agent), ("host", summary.by_host)):
+            out += ["", *breakdown_text(kind, breakdown, broken_down, each)]
+    width, buckets = summary.timeline.buckets()
+    out += ["", f"blocks over time (per {width_text(width)}, UTC)"]
+    if not buckets:
+        out.append("  (none)")
+    peak = max((count for _, count in buckets), default=0)
+    for start, count in buckets:
+        bar = "#" * (math.ceil(count / peak * bar_width) if count else 0)
+        out.append(f"  {when_text(start, width):<16}  {count:>8,}  {bar}")
+    # Hosts, paths, agents and rules are what bots and sites wrote: an escape sequence in one
+    # would clear the reader's screen, a CR or LF would forge a row.
+    return "\n".join(escaped(line) for line in out) + "\n"
+
+
+def table(title: str, counts: TopCounts[Any], top: int, total: int, noun: str,
+          name: Callable[[Any], str] = str, indent: str = "  ") -> Iterator[str]:
+    yield f"{indent[2:]}top {title}"
+    rows = counts.top(top)
+    if not rows:
+        yield f"{indent}{none_text(counts)}"
+    for row in rows:
+        share = f"{row.count / total:6.1%}" if total else ""
+        yield f"{indent}{count_text(row):>8}  {share}  {name(row.key)}"
+    note = estimate_note(counts, rows, noun)
+    if note:
+        yield f"{indent}({note})"
+
+
+def breakdown_text(kind: str, breakdown: Breakdown, broken_down: int,
+                   each: int) -> Iterator[str]:
+    what = "paths and URLs" if kind == "agent" else "paths"
+    yield (f"top blocked {what} per {kind} "
+           f"(the {broken_down} most blocked {kind}s, {each} of each)")
+    heaviest = breakdown.top(broken_down)
+    if not heaviest:
+        yield "  (none)"
+    note = estimate_note(breakdown, heaviest, kind)
+    if note:
+        yield f"  ({note})"
+    for row in heaviest:
+        detail = breakdown.details[row.key]
+        partial = (f"; {what} of its last {detail.paths.total:,} only"
+                   if detail.paths.total != row.count else "")
+        yield f"  {kind} {row.key}: {count_text(row)} {plural(row.count, 'block')}{partial}"
+        yield from table("paths", detail.paths, each, detail.paths.total, "path", path_text,
+                         indent="      ")
+        if detail.urls is not None:
+            yield from table("URLs", detail.urls, each, detail.urls.total, "URL", str,
+                             indent="      ")
