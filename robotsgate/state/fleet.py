@@ -21,7 +21,6 @@ import time
 from collections.abc import Awaitable, Callable
 
 import redis
-from cachetools import LRUCache
 from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.retry import Retry
@@ -40,13 +39,14 @@ from redis.maint_notifications import MaintNotificationsConfig
 
 from robotsgate.rules_cache import RulesCache
 from robotsgate.state.departures import CONFIRM_TIMEOUT
-from robotsgate.state.pacing import NoSlot, Pacer, Slot
+from robotsgate.state.fleet_views import Down, FleetDepartures, FleetPacer, FleetStore
+from robotsgate.state.pacing import Pacer
 from robotsgate.state.redis_clock import Client, RedisClock
 from robotsgate.state.redis_departures import RedisDepartures
 from robotsgate.state.redis_pacing import RedisPacer
 from robotsgate.state.redis_store import RedisStore
 from robotsgate.state.redis_url import Fallback, is_cluster, redacted
-from robotsgate.state.store import MemoryStore, RobotsEntry
+from robotsgate.state.store import MemoryStore
 
 # The name it has always logged under: operators' log filters keep working.
 logger = logging.getLogger("robotsgate.fleet")
@@ -60,7 +60,6 @@ UNREACHABLE = (RedisConnectionError, RedisTimeoutError, OSError, AskError, Clust
                ClusterError, SlotNotCoveredError, TryAgainError, RedisClusterException)
 _STILL_DOWN_EVERY = 30.0  # seconds between the reminders that Redis is still unreachable
 _SYNC_EVERY = 30.0  # seconds between measurements of Redis's clock (clocks drift slowly)
-_UNSENT_PER_HOST = 8  # departures kept per host while Redis cannot be told of them
 
 
 def connection_pool(url: str, max_connections: int, timeout: float) -> BlockingConnectionPool:
@@ -344,184 +343,22 @@ class Fleet:
             await asyncio.wait_for(self._answering.wait(), left)
         return not self.down
 
+    async def ask[T](self, call: Callable[[], Awaitable[T]]) -> "T | Down":
+        """The one place where "Redis is unreachable" is told from everything else: what
+        `call` answers on Redis, or DOWN when Redis is unreachable (known already, or found
+        now: then said, see `failed`). Any other error is a bug, and goes up as one."""
+        self.start()
+        if self.down:
+            return Down.DOWN
+        try:
+            return await call()
+        except UNREACHABLE as exc:
+            self.failed(exc)
+            return Down.DOWN
+
     def refuse(self) -> SharedStateUnavailable:
         return SharedStateUnavailable(f"Redis at {redacted(self.url)} is unreachable "
                                       f"({self._why})")
-
-
-class FleetStore:
-    """The Store the gate sees: Redis while it answers, then whatever the fallback says."""
-
-    def __init__(self, fleet: Fleet) -> None:
-        self._fleet = fleet
-
-    async def get(self, origin: str) -> RobotsEntry | None:
-        fleet = self._fleet
-        fleet.start()
-        if not fleet.down:
-            try:
-                return await fleet.shared_store.get(origin)
-            except UNREACHABLE as exc:
-                fleet.failed(exc)
-        local = self._local()
-        # What this proxy had from Redis carries on: no refetch just because Redis went away.
-        return await local.get(origin) or fleet.shared_store.mirrored(origin)
-
-    async def put(self, origin: str, entry: RobotsEntry) -> None:
-        fleet = self._fleet
-        if not fleet.down:
-            try:
-                await fleet.shared_store.put(origin, entry)
-                return
-            except UNREACHABLE as exc:
-                fleet.failed(exc)
-        await self._local().put(origin, entry)
-
-    async def refresh(self, origin: str, stale: RobotsEntry | None,
-                      fetch: Callable[[], Awaitable[RobotsEntry]]) -> RobotsEntry:
-        fleet = self._fleet
-        if not fleet.down:
-            try:
-                return await fleet.shared_store.refresh(origin, stale, fetch)
-            except UNREACHABLE as exc:
-                fleet.failed(exc)
-        return await self._local().refresh(origin, stale, fetch)
-
-    def _local(self) -> MemoryStore:
-        if self._fleet.fallback == "closed":
-            raise self._fleet.refuse()
-        return self._fleet.local_store
-
-
-class FleetPacer:
-    """The Pacing the gate sees: Redis's schedule while it answers, then the fallback's."""
-
-    def __init__(self, fleet: Fleet) -> None:
-        self._fleet = fleet
-
-    async def reserve(self, host: str, interval: float, *, max_wait: float | None = None
-                      ) -> Slot | NoSlot:
-        fleet = self._fleet
-        fleet.start()
-        if not fleet.down:
-            try:
-                slot = await fleet.shared_pacer.reserve(host, interval, max_wait=max_wait)
-            except UNREACHABLE as exc:
-                fleet.failed(exc)
-            else:
-                if fleet.fallback == "local" and isinstance(slot, Slot) and \
-                        (interval > 0 or slot.wait > 0):
-                    # Shadow the fleet's schedule, to carry on from it if Redis goes away.
-                    fleet.local_pacer.follow(host, slot.wait + interval,
-                                             slot.wait if slot.paused else 0.0)
-                return slot
-        if fleet.fallback == "closed":
-            raise fleet.refuse()
-        return await fleet.local_pacer.reserve(host, interval, max_wait=max_wait)
-
-    async def pushback(self, host: str, retry_after: float | None) -> float:
-        # Never refused: the origin's answer is already on its way to the bot; while Redis is
-        # down the pause is remembered here at least.
-        fleet = self._fleet
-        if not fleet.down:
-            try:
-                pause = await fleet.shared_pacer.pushback(host, retry_after)
-            except UNREACHABLE as exc:
-                fleet.failed(exc)
-            else:
-                if fleet.fallback == "local":
-                    fleet.local_pacer.follow(host, 0.0, pause)
-                return pause
-        return await fleet.local_pacer.pushback(host, retry_after)
-
-    async def recovered(self, host: str) -> None:
-        fleet = self._fleet
-        if not fleet.down:
-            try:
-                await fleet.shared_pacer.recovered(host)
-                return
-            except UNREACHABLE as exc:
-                fleet.failed(exc)
-        await fleet.local_pacer.recovered(host)
-
-
-class FleetDepartures:
-    """Turns taken across the fleet while Redis answers (see redis_departures.py); meanwhile,
-    this proxy's own turns alone (`local`), or none at all (`closed`: refused)."""
-
-    def __init__(self, fleet: Fleet) -> None:
-        self._fleet = fleet
-        self._reports: set[asyncio.Task[None]] = set()
-        # host -> {flow: when it left}: departures Redis could not be told of, told when it is
-        # back (a few per host: the requests another outage could have left marked as leaving).
-        self._unsent: LRUCache[str, dict[str, float]] = LRUCache(maxsize=fleet.max_origins)
-
-    async def take(self, host: str, interval: float, flow: str) -> None:
-        fleet = self._fleet
-        fleet.start()
-        while True:
-            if not fleet.down:
-                try:
-                    await fleet.shared_departures.take(host, interval, flow)
-                    return
-                except UNREACHABLE as exc:
-                    # Redis may have marked it as leaving before the answer was lost: once
-                    # Redis is back it hears that it left now (refused, or sent on this
-                    # proxy's turn).
-                    self._keep(host, flow, fleet.monotonic())
-                    fleet.failed(exc)
-            if fleet.fallback == "closed":
-                raise fleet.refuse()
-            if not await fleet.answering():
-                return  # a long outage: this proxy's own turns alone
-
-    def left(self, host: str, flow: str, at: float) -> None:
-        # Called from mitmproxy's connection and response hooks: the report goes on in the
-        # background (until Redis has it, the other proxies wait for it).
-        if self._fleet.down:
-            self._keep(host, flow, at)
-            return
-        report = asyncio.get_running_loop().create_task(self._left(host, flow, at))
-        self._reports.add(report)
-        report.add_done_callback(self._reports.discard)
-
-    def resend(self) -> None:
-        """Redis is back: the departures it could not be told of. Each only ever makes a
-        departure later there; a request marked as leaving just before Redis went away would
-        otherwise hold its host for the whole confirmation timeout."""
-        unsent = list(self._unsent.items())
-        self._unsent.clear()
-        for host, flows in unsent:
-            for flow, at in flows.items():
-                self.left(host, flow, at)
-
-    async def aclose(self) -> None:
-        """Shutting down: the reports under way, briefly, then no more."""
-        if self._reports:
-            await asyncio.wait(list(self._reports), timeout=1.0)
-        for report in list(self._reports):
-            report.cancel()
-
-    def _keep(self, host: str, flow: str, at: float) -> None:
-        flows = self._unsent.get(host)
-        if flows is None:
-            flows = self._unsent[host] = {}
-        flows[flow] = max(at, flows.get(flow, at))
-        if len(flows) > _UNSENT_PER_HOST:
-            del flows[min(flows, key=flows.__getitem__)]  # the earliest departure matters least
-
-    async def _left(self, host: str, flow: str, at: float) -> None:
-        fleet = self._fleet
-        try:
-            # The age is taken as the report is sent: a late report is never an early departure.
-            await fleet.shared_departures.left(host, flow, fleet.monotonic() - at)
-        except UNREACHABLE as exc:
-            self._keep(host, flow, at)
-            fleet.failed(exc)
-        except Exception:
-            logger.exception("robotsgate: could not tell the fleet that a request to %s left; "
-                             "its next request waits up to %.0f s", host,
-                             fleet.confirm_timeout)
 
 
 def _why(exc: BaseException) -> str:
