@@ -28,14 +28,16 @@ from typing import Protocol
 
 from cachetools import LRUCache
 
+from robotsgate.state import politeness
+from robotsgate.state.politeness import Turn
+
 
 @dataclass(slots=True)
 class _Host:
     turns: asyncio.Lock = field(default_factory=asyncio.Lock)  # first come, first served
-    left: float = float("-inf")  # when the last confirmed request left
-    pending: "asyncio.Future[None] | None" = None  # released, not yet confirmed
-    released_at: float = 0.0
-    flow: str | None = None  # the released request's flow id
+    # when the last request left, which one is pending (politeness.py)
+    turn: Turn = field(default_factory=Turn)
+    pending: "asyncio.Future[None] | None" = None  # set once the pending one is confirmed
     tls: bool = False  # confirmed by tls_established_server, not server_connected
     client: str | None = None  # the client connection it came on: only its connections count
 
@@ -79,16 +81,16 @@ class Departures:
                 try:
                     await asyncio.wait_for(asyncio.shield(state.pending), self._confirm_timeout)
                 except TimeoutError:
-                    self._confirm(host, state, self._monotonic())
-            wait = state.left + interval - self._monotonic()
+                    self._confirm(host, state, self._monotonic())  # counted as gone now
+            wait = politeness.turn_wait(state.turn, self._monotonic(), interval)
             if wait > 0:
                 await self._sleep(wait)
             if self._shared is not None:
                 await self._shared.take(host, interval, flow)
             yield
             state.pending = asyncio.get_running_loop().create_future()
-            state.released_at = self._monotonic()
-            state.flow, state.tls, state.client = flow, tls, client
+            state.turn = politeness.released(state.turn, self._monotonic(), flow)
+            state.tls, state.client = tls, client
 
     def connected(self, host: str, *, tls: bool, client: str | None = None) -> None:
         """A connection to `host`, opened for `client` (the client connection the released
@@ -105,13 +107,14 @@ class Departures:
         left on an open one when it was released; or, `queued` behind other requests on that
         connection (an HTTP/2 origin's stream limit), at the latest now."""
         state = self._hosts.get(host)
-        if state is not None and state.pending is not None and state.flow == flow:
-            self._confirm(host, state, self._monotonic() if queued else state.released_at)
+        if state is not None and state.pending is not None and state.turn.pending == flow:
+            self._confirm(host, state, self._monotonic() if queued else state.turn.released_at)
 
     def _confirm(self, host: str, state: _Host, left: float) -> None:
-        state.left = max(state.left, left)
-        if self._shared is not None and state.flow is not None:
-            self._shared.left(host, state.flow, left)
-        pending, state.pending, state.flow = state.pending, None, None
+        flow = state.turn.pending
+        state.turn = politeness.departed(state.turn, self._monotonic(), left)
+        if self._shared is not None and flow is not None:
+            self._shared.left(host, flow, min(left, self._monotonic()))
+        pending, state.pending = state.pending, None
         if pending is not None and not pending.done():
             pending.set_result(None)

@@ -2,31 +2,24 @@
 
 One schedule per host name, shared by every bot behind the proxy and by http and https alike.
 A request reserves its slot when it arrives (slot = max(now, next, paused_until);
-next = slot + interval), so waiting requests are served in arrival order and the reservation
-itself never waits: the caller sleeps until its slot. The clock is injected.
+next = slot + interval: the transitions of politeness.py), so waiting requests are served in
+arrival order and the reservation itself never waits: the caller sleeps until its slot. The
+clock is injected.
 
 (Visit-time windows are read from robots.txt alone: robotsgate.protocol.extensions.)
 """
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC
 from email.utils import parsedate_to_datetime
 from typing import Protocol
 
 from cachetools import LRUCache
 
+from robotsgate.state import politeness
+from robotsgate.state.politeness import NoSlot, Schedule, Slot
 
-@dataclass(frozen=True, slots=True)
-class Slot:
-    wait: float  # seconds to wait before forwarding
-    paused: bool  # part of the wait is a pushback pause
-
-
-@dataclass(frozen=True, slots=True)
-class NoSlot:
-    retry_after: float  # seconds
-    paused: bool
+__all__ = ["NoSlot", "Pacer", "Pacing", "Slot", "parse_retry_after"]
 
 
 class Pacing(Protocol):
@@ -45,71 +38,66 @@ class Pacing(Protocol):
     async def recovered(self, host: str) -> None: ...
 
 
-@dataclass(slots=True)
-class _Host:
-    next: float = 0.0  # earliest start of the next request
-    paused_until: float = 0.0
-    failures: int = 0  # consecutive pushbacks without Retry-After, for the backoff
+_FREE = Slot(0.0, False)
 
 
 class Pacer:
+    """The Pacing interface in this process's memory: the transitions of politeness.py on one
+    Schedule per host (the least recently used forgotten past max_hosts)."""
+
     def __init__(self, clock: Callable[[], float], *, max_wait: float, max_hosts: int,
                  backoff_base: float = 1.0, backoff_cap: float = 300.0) -> None:
         self._clock = clock
         self.max_wait = max_wait
         self._backoff_base = backoff_base
         self._backoff_cap = backoff_cap
-        self._hosts: LRUCache[str, _Host] = LRUCache(maxsize=max_hosts)
+        self._hosts: LRUCache[str, Schedule] = LRUCache(maxsize=max_hosts)
 
     async def reserve(self, host: str, interval: float, *, max_wait: float | None = None
                       ) -> Slot | NoSlot:
         """Claim the next start time for `host`, or refuse when it is more than max_wait away."""
-        now = self._clock()
-        state = self._hosts.get(host)
-        if state is None:
+        schedule = self._hosts.get(host)
+        if schedule is None:
             if interval <= 0:
-                return Slot(0.0, False)  # nothing to remember: the common, unpaced case
-            state = self._hosts.setdefault(host, _Host())
-        start = max(now, state.next, state.paused_until)
-        paused = state.paused_until > now and state.paused_until >= state.next
-        wait = start - now
-        if wait > (self.max_wait if max_wait is None else max_wait):
-            return NoSlot(wait, paused)
-        state.next = start + interval
-        return Slot(wait, paused)
+                return _FREE  # nothing to remember: the common, unpaced case
+            schedule = _NEW
+        schedule, slot = politeness.reserve(schedule, self._clock(), interval,
+                                            self.max_wait if max_wait is None else max_wait)
+        if isinstance(slot, Slot):
+            self._hosts[host] = schedule
+        return slot
 
     async def pushback(self, host: str, retry_after: float | None) -> float:
         """The origin said 429 or 503: pause the host for all bots. Returns the pause, seconds."""
-        now = self._clock()
-        state = self._hosts.setdefault(host, _Host())
-        pause: float
-        if retry_after is None:
-            state.failures += 1
-            pause = min(self._backoff_cap, self._backoff_base * 2 ** (state.failures - 1))
-        else:
-            pause = min(max(retry_after, 0.0), self._backoff_cap * 12)  # at most an hour
-        state.paused_until = max(state.paused_until, now + pause)
+        schedule, pause = politeness.pushback(self._hosts.get(host, _NEW), self._clock(),
+                                              retry_after, base=self._backoff_base,
+                                              cap=self._backoff_cap)
+        self._hosts[host] = schedule
         return pause
 
     async def recovered(self, host: str) -> None:
         """An ordinary answer from the origin: the backoff starts from the beginning again."""
-        state = self._hosts.get(host)
-        if state is not None:
-            state.failures = 0
+        schedule = self._hosts.get(host)
+        if schedule is not None and schedule.failures:
+            self._hosts[host] = politeness.recovered(schedule)
 
     def follow(self, host: str, next_in: float, paused_for: float = 0.0) -> None:
         """Adopt a schedule decided elsewhere (a fleet's), to carry on from it if need be."""
-        now = self._clock()
-        state = self._hosts.setdefault(host, _Host())
-        state.next = max(state.next, now + next_in)
-        state.paused_until = max(state.paused_until, now + paused_for)
+        self._hosts[host] = politeness.follow(self._hosts.get(host, _NEW), self._clock(),
+                                              next_in, paused_for)
 
     def pending(self) -> list[tuple[str, float, float]]:
         """Hosts with a start or a pause still ahead: (host, seconds to next, seconds paused)."""
         now = self._clock()
-        return [(host, max(0.0, s.next - now), max(0.0, s.paused_until - now))
-                for host, s in list(self._hosts.items())
-                if s.next > now or s.paused_until > now]
+        ahead = []
+        for host, schedule in list(self._hosts.items()):
+            pending = politeness.pending_in(schedule, now)
+            if pending is not None:
+                ahead.append((host, *pending))
+        return ahead
+
+
+_NEW = Schedule()
 
 
 def parse_retry_after(value: str | None, now: float) -> float | None:

@@ -46,7 +46,7 @@ from robotsgate.state.redis_pacing import EPOCH, RedisPacer, bucket_of
 # regroup, channel (as EPOCH reads them), interval, flow id, confirm_timeout, keep, the latest
 # departure this proxy heard of (Redis's clock, 0 if none), the host's group.
 # Returns {0, 0} to go now (marked pending), {1, wait} to wait that long and ask again, {2, at
-# most} while another request is pending.
+# most} while another request is pending. The transitions politeness.turn_wait and released.
 #
 # While the group regroups (Redis lost its memory), nothing goes: a request in flight when the
 # memory went has its departure reported meanwhile, and every proxy hears of it. A departure is
@@ -88,7 +88,8 @@ kept()
 return {0, '0'}
 """
 
-# KEYS[1] host hash. ARGV: flow id, age (seconds since it left), channel, host, keep.
+# KEYS[1] host hash. ARGV: flow id, age (seconds since it left), channel, host, keep. The
+# transition politeness.departed.
 # Not fenced: run late, it only makes `left` later than the truth, never earlier. A departure
 # counts whether or not its request is the pending one (it may have been taken over after its
 # confirmation timed out, or been sent while Redis was away): every real departure is kept.

@@ -87,6 +87,7 @@ end
 # so the backoff counter is remembered between pauses), the host's group, the reservation's id
 # (kept with the `next` it replaced, so that a reservation whose answer was lost can be undone).
 # Returns {wait, paused, idle, refused, regrouping, next, paused_until} (times on Redis's clock).
+# The transition politeness.reserve, on Redis's clock (the contract suite holds them equal).
 _RESERVE = FENCE + "local epoch_key = KEYS[2]\nlocal group = ARGV[8]\n" + EPOCH + """
 if regrouping then
   return {string.format('%.6f', regrouping), 0, 0, 0, 1, '0', '0'}
@@ -158,7 +159,7 @@ return 1
 """
 
 # KEYS[1] host hash. ARGV: retry_after seconds ('' when the origin sent none), backoff base,
-# backoff cap, channel, host, keep.
+# backoff cap, channel, host, keep. The transition politeness.pushback.
 _PUSHBACK = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
