@@ -474,61 +474,60 @@ async def test_commands_that_timed_out_take_no_effect_when_a_paused_redis_runs_t
     assert isinstance(slot, Slot) and slot.wait < 50, slot
 
 
+@pytest.fixture
+async def relay(redis_url: str) -> AsyncIterator[Relay]:
+    """The shared Redis behind a relay that can lose its answers."""
+    host, port = redis_url.removeprefix("redis://").split("/")[0].split(":")
+    started = await Relay((host, int(port))).start()
+    yield started
+    await started.stop()
+
+
 async def test_a_lock_taken_for_a_proxy_that_never_heard_is_released_when_redis_answers(
-        redis_url, redis_prefix, fleets):
+        relay, redis_url, redis_prefix, fleets):
     # The request to take the fetch lock reaches Redis and runs in time, but its answer is
     # lost: the proxy gives up on it while Redis holds the lock for it. Once Redis answers
     # again the lock is let go, not left to hold every other proxy for its lease (10 s here).
-    host, port = redis_url.removeprefix("redis://").split("/")[0].split(":")
-    relay = await Relay((host, int(port))).start()
-    try:
-        fleet = fleet_on(relay.url, redis_prefix, "closed", timeout=0.5)
-        fleets.append(fleet)
-        fleet.start()
-        await until(lambda: fleet.shared_pacer.is_listening, "subscribed")
-        lock = fleet.shared_store.lock_key("http://a.example")
-        admin = Redis.from_url(redis_url)
+    fleet = fleet_on(relay.url, redis_prefix, "closed", timeout=0.5)
+    fleets.append(fleet)
+    fleet.start()
+    await until(lambda: fleet.shared_pacer.is_listening, "subscribed")
+    lock = fleet.shared_store.lock_key("http://a.example")
+    admin = Redis.from_url(redis_url)
 
-        async def fetch() -> RobotsEntry:
-            raise AssertionError("never fetched: the lock's answer was lost")
+    async def fetch() -> RobotsEntry:
+        raise AssertionError("never fetched: the lock's answer was lost")
 
-        relay.mute = True
-        with pytest.raises(SharedStateUnavailable):
-            await fleet.store.refresh("http://a.example", None, fetch)
-        assert await admin.exists(lock), "Redis took the lock for the proxy"
-        relay.mute = False
-        await until(lambda: not fleet.down, "back")
+    relay.mute = True
+    with pytest.raises(SharedStateUnavailable):
+        await fleet.store.refresh("http://a.example", None, fetch)
+    assert await admin.exists(lock), "Redis took the lock for the proxy"
+    relay.mute = False
+    await until(lambda: not fleet.down, "back")
 
-        async def released() -> bool:
-            return not await admin.exists(lock)
+    async def released() -> bool:
+        return not await admin.exists(lock)
 
-        await until(released, "the lock let go", timeout=3)
-        await admin.aclose()
-    finally:
-        await relay.stop()
+    await until(released, "the lock let go", timeout=3)
+    await admin.aclose()
 
 
 async def test_a_slot_claimed_for_a_proxy_that_never_heard_is_given_back(
-        redis_url, redis_prefix, fleets):
+        relay, redis_prefix, fleets):
     # The reservation runs in Redis, its answer is lost: nobody will use that slot, and the
     # next request to the host must not wait for it once Redis answers again.
-    host, port = redis_url.removeprefix("redis://").split("/")[0].split(":")
-    relay = await Relay((host, int(port))).start()
-    try:
-        fleet = fleet_on(relay.url, redis_prefix, "closed", timeout=0.5)
-        fleets.append(fleet)
-        await fleet.pacer.reserve("h.example", 100.0)  # the first request: now
-        relay.mute = True
-        with pytest.raises(SharedStateUnavailable):
-            await fleet.pacer.reserve("h.example", 100.0)  # claims now + 100 s, unheard
-        relay.mute = False
-        await until(lambda: not fleet.down, "back")
-        slot = await fleet.pacer.reserve("h.example", 100.0)
-        # The second slot, 100 s after the first: not 200 s, as it would be after a slot
-        # nobody used.
-        assert isinstance(slot, Slot) and 90 < slot.wait < 101, slot
-    finally:
-        await relay.stop()
+    fleet = fleet_on(relay.url, redis_prefix, "closed", timeout=0.5)
+    fleets.append(fleet)
+    await fleet.pacer.reserve("h.example", 100.0)  # the first request: now
+    relay.mute = True
+    with pytest.raises(SharedStateUnavailable):
+        await fleet.pacer.reserve("h.example", 100.0)  # claims now + 100 s, unheard
+    relay.mute = False
+    await until(lambda: not fleet.down, "back")
+    slot = await fleet.pacer.reserve("h.example", 100.0)
+    # The second slot, 100 s after the first: not 200 s, as it would be after a slot nobody
+    # used.
+    assert isinstance(slot, Slot) and 90 < slot.wait < 101, slot
 
 
 class SlowClock:
