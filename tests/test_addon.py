@@ -433,3 +433,12 @@ async def test_running_takes_what_exists_at_start_up_out_of_the_collectors_sight
     finally:
         gc.unfreeze()
         await addon.done()
+
+
+def test_a_flow_copied_by_mitmproxy_keeps_its_configuration(gate) -> None:
+    # mitmproxy deep-copies a flow's metadata (Flow.get_state, flow.copy): the configuration
+    # pinned to a flow is shared by its copy, not copied with every service it holds.
+    addon, _ = gate
+    f = flow("http://example.com/page")
+    live = addon.runtime.of(f)
+    assert f.copy().metadata[keys.LIVE] is live

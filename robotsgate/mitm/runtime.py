@@ -65,6 +65,11 @@ class Live:
     agents: AgentMap
     stream_bodies: bool  # mitmproxy's stream_large_bodies is set, read on every request
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> "Live":
+        # A flow's state is deep-copied by mitmproxy (Flow.get_state, flow.copy): a flow's copy
+        # is decided with the same live services, never with copies of them.
+        return self
+
     def identify(self, flow: http.HTTPFlow) -> Identity:
         """Which bot a CONNECT is from (robots_agents, proxy-auth user, robots_agent, or its
         User-Agent later)."""
