@@ -441,4 +441,4 @@ def test_a_flow_copied_by_mitmproxy_keeps_its_configuration(gate) -> None:
     addon, _ = gate
     f = flow("http://example.com/page")
     live = addon.runtime.of(f)
-    assert f.copy().metadata[keys.LIVE] is live
+    assert keys.private(f.copy())[keys.LIVE] is live

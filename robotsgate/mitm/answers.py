@@ -116,8 +116,8 @@ class Recorder:
             rule = refusal.statement
             if rule is None or rule.line is None:
                 group = None  # said by the response, or by nothing (robots_usage_unknown)
-        purposes: Purposes | None = flow.metadata.get(keys.PURPOSES)
-        identity: Identity | None = flow.metadata.get(keys.IDENTITY)
+        purposes: Purposes | None = keys.private(flow).get(keys.PURPOSES)
+        identity: Identity | None = keys.private(flow).get(keys.IDENTITY)
         user_agent = req.headers.get("user-agent")
         self._write(AuditRecord(
             ts=timestamp(self._clock()), event=event, reason=reason, status=status,

@@ -70,10 +70,10 @@ class Decide:
         recorder = live.recorder
         plan = await live.exchange.decide(facts_of(flow))
         who = plan.who
-        flow.metadata[keys.IDENTITY] = who.identity
+        keys.private(flow)[keys.IDENTITY] = who.identity
         flow.metadata[keys.USER_AGENT] = who.user_agent
         if who.purposes:
-            flow.metadata[keys.PURPOSES] = who.purposes
+            keys.private(flow)[keys.PURPOSES] = who.purposes
         _write(recorder, flow, plan.records)
         if isinstance(plan, Answer):
             answer(flow, plan.reason, plan.text, dict(plan.headers), plan.verdict)
@@ -81,7 +81,7 @@ class Decide:
         _apply(flow, plan)
         verdict = plan.verdict
         flow.metadata[keys.HOST] = plan.origin.host
-        flow.metadata[keys.VERDICT] = verdict  # for the response (robotsgate.mitm.usage)
+        keys.private(flow)[keys.VERDICT] = verdict  # for the response (robotsgate.mitm.usage)
         if not plan.refused:
             runtime.metrics.forwarded(verdict.reason, verdict.wait)
         if verdict.wait > 0:

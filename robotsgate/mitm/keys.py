@@ -1,6 +1,40 @@
-"""The flow.metadata keys through which robotsgate's addons cooperate on one flow."""
+"""The flow.metadata keys through which robotsgate's addons cooperate on one flow.
 
-from typing import Final
+Plain values (flags, numbers, names) are kept in flow.metadata itself. robotsgate's objects (the
+flow's configuration, verdict, identity, usage) are kept in `private(flow)`: mitmproxy copies a
+flow's metadata deeply (Flow.get_state, flow.copy) and writes it as plain values when it saves
+flows (`-w`, save_stream_file), which these objects are not.
+"""
+
+from typing import Any, Final
+
+from mitmproxy import flow as flows
+
+
+class Private(dict[str, Any]):
+    """robotsgate's objects on one flow: kept with the flow while it lives, shared by its
+    copies (never copied: they hold live services), and never written with it (mitmproxy's
+    writer sees an empty dictionary)."""
+
+    __slots__ = ()
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> "Private":
+        return self
+
+    def items(self) -> Any:  # what mitmproxy's writer reads of a dictionary
+        return {}.items()
+
+
+PRIVATE: Final = "robotsgate"
+
+
+def private(flow: flows.Flow) -> Private:
+    """The flow's Private, made on first use."""
+    found: Private | None = flow.metadata.get(PRIVATE)
+    if found is None:
+        found = flow.metadata[PRIVATE] = Private()
+    return found
+
 
 IDENTITY: Final = "robotsgate.identity"  # who the request was decided for (identity.Identity)
 DECIDED: Final = "robotsgate.decided"  # the request was decided (normally at its headers)

@@ -37,7 +37,7 @@ class PageReader:
             raw = response.raw_content
             if raw is None:
                 return  # streamed (stream_large_bodies): already on its way to the bot
-            identity = flow.metadata.get(keys.IDENTITY)
+            identity = keys.private(flow).get(keys.IDENTITY)
             result = pages.annotate(
                 url=lambda: req.url, method=req.method, status=response.status_code,
                 agent=identity.token if identity else live.settings.agent or None,
@@ -46,7 +46,7 @@ class PageReader:
                 content_type=seen.content_type, x_robots_tag=seen.x_robots_tag, raw=raw,
                 content_encoding=seen.content_encoding)
         except Exception as exc:
-            if live.settings.strip or flow.metadata.get(keys.PURPOSES):
+            if live.settings.strip or keys.private(flow).get(keys.PURPOSES):
                 # Strip mode, or a bot whose purposes a TDM reservation in this page may
                 # refuse: what the page says cannot be known, so it is not sent (fail closed).
                 logger.exception("robotsgate: could not read the page signals of %s; "
@@ -72,4 +72,4 @@ class PageReader:
         with contextlib.suppress(AuditUnwritable):  # already failing closed
             self.runtime.of(flow).recorder.flow(
                 flow, "withheld", Reason.INTERNAL_ERROR, outcome.status,
-                flow.metadata.get(keys.VERDICT), error=error, origin_status=status)
+                keys.private(flow).get(keys.VERDICT), error=error, origin_status=status)

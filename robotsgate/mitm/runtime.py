@@ -65,11 +65,6 @@ class Live:
     agents: AgentMap
     stream_bodies: bool  # mitmproxy's stream_large_bodies is set, read on every request
 
-    def __deepcopy__(self, memo: dict[int, Any]) -> "Live":
-        # A flow's state is deep-copied by mitmproxy (Flow.get_state, flow.copy): a flow's copy
-        # is decided with the same live services, never with copies of them.
-        return self
-
     def identify(self, flow: http.HTTPFlow) -> Identity:
         """Which bot a CONNECT is from (robots_agents, proxy-auth user, robots_agent, or its
         User-Agent later)."""
@@ -110,15 +105,15 @@ class Runtime:
 
     def of(self, flow: http.HTTPFlow) -> Live:
         """The configuration this flow is decided with: the one in force at its first hook."""
-        live = flow.metadata.get(keys.LIVE)
+        live = keys.private(flow).get(keys.LIVE)
         if live is None:
-            live = flow.metadata[keys.LIVE] = self.live
+            live = keys.private(flow)[keys.LIVE] = self.live
         return live
 
     def recorder_of(self, flow: http.HTTPFlow) -> Recorder | None:
         """For a request that fails closed: the recorder of its configuration, or of the one
         in force, if there is any."""
-        live = flow.metadata.get(keys.LIVE) or self._live
+        live = keys.private(flow).get(keys.LIVE) or self._live
         return live.recorder if live is not None else None
 
     # What tests and tools look at: the parts of the configuration in force.

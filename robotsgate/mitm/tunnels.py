@@ -57,7 +57,7 @@ class Tunnels:
         try:
             live = self.runtime.of(flow)
             services, recorder = live.services, live.recorder
-            identity = flow.metadata[keys.IDENTITY] = live.identify(flow)
+            identity = keys.private(flow)[keys.IDENTITY] = live.identify(flow)
             scheme = "http" if req.port == 80 else "https"
             origin = Origin.of(scheme, req.host, req.port)
             if "%" in origin.host:

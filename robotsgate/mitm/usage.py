@@ -64,13 +64,13 @@ class UsageCheck:
         if response is None or not _judged(flow, response):
             return
         stated = _Stated.of(response)
-        flow.metadata[keys.USAGE_STATED] = stated
+        keys.private(flow)[keys.USAGE_STATED] = stated
         usage, refusal = self._usage(flow, stated, tdm_meta=False)
-        flow.metadata[keys.USAGE_JUDGED] = refusal
+        keys.private(flow)[keys.USAGE_JUDGED] = refusal
         _say(flow, usage)
         if refusal is None:
             return
-        verdict: Verdict = flow.metadata[keys.VERDICT]
+        verdict: Verdict = keys.private(flow)[keys.VERDICT]
         if self.runtime.of(flow).settings.monitor:
             self._record(flow, verdict, refusal, response.status_code)
             return
@@ -84,21 +84,21 @@ class UsageCheck:
         if response is None or response.stream or not _judged(flow, response):
             return
         tdm_meta = bool(flow.metadata.get(keys.TDM_RESERVED))
-        if keys.USAGE_JUDGED in flow.metadata and not tdm_meta:
+        if keys.USAGE_JUDGED in keys.private(flow) and not tdm_meta:
             # Nothing said since the headers (the usual case): their judgement stands, and
             # X-Robotsgate-Usage is set already.
-            refusal = flow.metadata[keys.USAGE_JUDGED]
+            refusal = keys.private(flow)[keys.USAGE_JUDGED]
             if refusal is None:
                 return
             usage = None
         else:
-            stated = flow.metadata.get(keys.USAGE_STATED) or _Stated.of(response)
+            stated = keys.private(flow).get(keys.USAGE_STATED) or _Stated.of(response)
             usage, refusal = self._usage(flow, stated, tdm_meta=tdm_meta)
             if refusal is None:
                 _say(flow, usage)
                 return
         status = response.status_code
-        verdict: Verdict = flow.metadata[keys.VERDICT]
+        verdict: Verdict = keys.private(flow)[keys.VERDICT]
         self._record(flow, verdict, refusal, status)
         if self.runtime.of(flow).settings.monitor:
             if usage is not None:
@@ -109,8 +109,8 @@ class UsageCheck:
 
     def _usage(self, flow: http.HTTPFlow, stated: "_Stated", *, tdm_meta: bool
                ) -> tuple[Usage, UsageRefusal | None]:
-        purposes: Purposes = flow.metadata.get(keys.PURPOSES, NO_PURPOSES)
-        verdict: Verdict = flow.metadata[keys.VERDICT]
+        purposes: Purposes = keys.private(flow).get(keys.PURPOSES, NO_PURPOSES)
+        verdict: Verdict = keys.private(flow)[keys.VERDICT]
         if not (purposes or verdict.usage or stated.lines or stated.tdm or tdm_meta):
             return NO_USAGE, None  # nothing known, nothing declared: most answers
         said = [verdict.usage]
@@ -178,7 +178,7 @@ class _Stated:
 def _judged(flow: http.HTTPFlow, response: http.Response) -> bool:
     """Whether the response is the origin's answer to a decided request."""
     return not (flow.metadata.get(keys.ANSWERED) or flow.error is not None or
-                response.status_code == 101 or keys.VERDICT not in flow.metadata)
+                response.status_code == 101 or keys.VERDICT not in keys.private(flow))
 
 
 def _may_stream_late(response: http.Response) -> bool:

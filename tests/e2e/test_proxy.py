@@ -727,3 +727,23 @@ def test_connection_close_is_echoed_on_proxy_answers(
     assert (blocked.header("Connection") or "").lower() == "close"
     assert unavailable.status == 503
     assert (unavailable.header("Connection") or "").lower() == "close"
+
+
+def test_flows_saved_with_w_are_written_and_read_back(
+        origin: OriginFactory, proxy: ProxyFactory, tmp_path: Any) -> None:
+    # `mitmdump -s addon.py -w FILE` (save_stream_file): robotsgate's objects on a flow are
+    # not written with it, and nothing stops the flows being written.
+    from mitmproxy import io
+
+    site = origin(robots=ROBOTS)
+    site.route("/public/page", 200, b"hello\n")
+    saved = tmp_path / "flows.out"
+    gate = proxy(save_stream_file=str(saved))
+    assert curl(gate, site.url("/public/page"), headers={"User-Agent": UA}).status == 200
+    assert curl(gate, site.url("/private/x"), headers={"User-Agent": UA}).status == 403
+    gate.stop()
+    with saved.open("rb") as stream:
+        written = list(io.FlowReader(stream).stream())
+    assert [(f.request.path, f.response.status_code) for f in written] == \
+        [("/public/page", 200), ("/private/x", 403)]
+    assert "unserializable" not in gate.output()
