@@ -3,10 +3,10 @@
 The package remembers what it computed for values bots repeat (User-Agents, origins, host
 names, addresses) and must not grow without bound when a bot sends endless distinct ones. An
 LRU would keep the hot entries through such a flood, but costs a Python call on every hit, and
-a hit is the common case, on the hot path of every request. A plain dict keeps its look-ups in
-C (a dict subclass loses the interpreter's fast path for `memo[key]`: measured 1-7% slower
-decisions), and starting over is cheap when the values are quick to compute again. It lives
-in the protocol package so that the pure core depends on nothing outside it.
+a hit is the common case, on the hot path of every request. A plain dict keeps its look-ups on
+the interpreter's fast path for `memo[key]`, which a dict subclass loses, and starting over is
+cheap when the values are quick to compute again. It lives in the protocol package so that the
+pure core depends on nothing outside it.
 """
 
 
