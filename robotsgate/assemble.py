@@ -17,11 +17,14 @@ import httpx
 from robotsgate.archive import RobotsArchive
 from robotsgate.audit import AuditLog
 from robotsgate.egress import EgressPolicy, Socket
+from robotsgate.exchange import Dialler, Exchange, Rules
 from robotsgate.fetch import Fetcher
 from robotsgate.gate import Gate, GateConfig
+from robotsgate.identity import AgentMap
 from robotsgate.metrics import Metrics
 from robotsgate.options import Settings
 from robotsgate.pages import PageConfig, Pages
+from robotsgate.purposes import PurposeMap
 from robotsgate.resolver import Lookup, Resolver, system_lookup
 from robotsgate.retrieval import Retrieval
 from robotsgate.rules_cache import RulesCache
@@ -126,13 +129,28 @@ def services(settings: Settings, upstream: Upstream, clocks: Clocks, metrics: Me
     retrieval = Retrieval(fetcher, rules, store, clocks.clock, cache_ttl=settings.cache_ttl,
                           error_ttl=settings.error_ttl, metrics=metrics, archive=archive,
                           contact=settings.contact)
-    config = GateConfig(min_delay=settings.min_delay_ms / 1000,
-                        max_crawl_delay=settings.max_crawl_delay,
-                        on_long_delay=settings.on_long_delay,
-                        pacing_margin=settings.pacing_margin_ms / 1000)
-    gate = Gate(config, store, retrieval, clocks.clock, fleet.pacer if fleet else pacer,
-                metrics=metrics)
+    gate = Gate(gate_config(settings), store, retrieval, clocks.clock,
+                fleet.pacer if fleet else pacer, metrics=metrics)
     return Services(gate, fetcher, fleet, departures, resolver)
+
+
+def gate_config(settings: Settings) -> GateConfig:
+    """How the gate paces, from the options."""
+    return GateConfig(min_delay=settings.min_delay_ms / 1000,
+                      max_crawl_delay=settings.max_crawl_delay,
+                      on_long_delay=settings.on_long_delay,
+                      pacing_margin=settings.pacing_margin_ms / 1000)
+
+
+def exchange(settings: Settings, gate: Gate, egress: Dialler, pages: Pages | None = None
+             ) -> Exchange:
+    """The exchange policy over `gate`: the proxy's, and `robotsgate check`'s (which dials
+    nothing and reads no pages)."""
+    return Exchange(
+        Rules(agent=settings.agent or None, require_agent=settings.require_agent,
+              monitor=settings.monitor, strip=settings.strip),
+        gate, egress, agents=AgentMap.parse(settings.agents),
+        purposes=PurposeMap.parse(settings.purpose, settings.purposes), pages=pages)
 
 
 def pages(settings: Settings, clocks: Clocks) -> Pages:

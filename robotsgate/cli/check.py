@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from robotsgate import assemble
 from robotsgate.audit import timestamp
 from robotsgate.cli.common import (
     FOUND,
@@ -27,9 +28,10 @@ from robotsgate.cli.common import (
     tls,
 )
 from robotsgate.escape import escaped
-from robotsgate.exchange import Answer, Exchange, Facts, Rules, Unrestricted
+from robotsgate.exchange import Answer, Facts, Unrestricted
 from robotsgate.fetch import Fetcher, FetchResult
-from robotsgate.gate import Gate, GateConfig, Verdict
+from robotsgate.gate import Gate, Verdict
+from robotsgate.options import Settings
 from robotsgate.outcomes import OUTCOMES
 from robotsgate.protocol import (
     MAX_BYTES,
@@ -38,7 +40,7 @@ from robotsgate.protocol import (
     product_tokens,
     seconds_until_open,
 )
-from robotsgate.purposes import PurposeMap, parse_purposes
+from robotsgate.purposes import parse_purposes
 from robotsgate.retrieval import Retrieval
 from robotsgate.rules_cache import RulesCache
 from robotsgate.state.store import MemoryStore, RobotsEntry
@@ -87,12 +89,16 @@ async def check(args: argparse.Namespace) -> Checked:
     source: Fetcher | _FileFetcher = (_FileFetcher(args.robots) if args.robots else
                                       Fetcher(timeout=args.timeout, verify=tls(args)))
     fetcher = _Remembering(source)
-    rules = RulesCache(1, semantics=args.semantics, case_sensitive=args.path_case == "sensitive")
+    # The proxy's own defaults but for what the command line gives, assembled as the proxy
+    # assembles them.
+    settings = Settings(agent=token or "", purpose=",".join(sorted(args.purpose)),
+                        contact=args.contact, semantics=args.semantics, path_case=args.path_case)
+    rules = RulesCache(1, semantics=settings.semantics,
+                       case_sensitive=settings.path_case == "sensitive")
     store = MemoryStore(1)
-    gate = Gate(GateConfig(), store, Retrieval(fetcher, rules, store, time.time,
-                                               contact=args.contact), time.time)
-    exchange = Exchange(Rules(agent=token), gate, Unrestricted(),
-                        purposes=PurposeMap.parse(",".join(sorted(args.purpose)), ()))
+    gate = Gate(assemble.gate_config(settings), store,
+                Retrieval(fetcher, rules, store, time.time, contact=settings.contact), time.time)
+    exchange = assemble.exchange(settings, gate, Unrestricted())
     fields = [(b"Host", origin.authority.encode("ascii"))]
     if args.agent:
         fields.append((b"User-Agent", args.agent.encode("utf-8", "surrogateescape")))

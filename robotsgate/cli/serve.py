@@ -86,7 +86,14 @@ def serve(args: Sequence[str]) -> int:
     sys.stdout.flush()
     from robotsgate.mitm import compat  # only serve loads mitmproxy here
 
-    compat.serve(command)
+    try:
+        compat.serve(command)
+    except SystemExit as exc:
+        if exc.code == 1:
+            # mitmdump's status for a start-up error (robotsgate's said in one line already):
+            # a usage mistake here, as every other one.
+            return ERROR
+        raise
     return 0
 
 

@@ -1,10 +1,11 @@
 """robotsgate's mitmproxy layer: the only package that imports mitmproxy.
 
 One small part per concern, each written as a mitmproxy addon, cooperating through
-flow.metadata (robotsgate.mitm.keys) and sharing the options and services that `Runtime` owns.
+flow.metadata (robotsgate.mitm.keys) and sharing the configuration that `Runtime` holds.
 `RobotsGate` calls each hook on them in the order listed, which is the order that matters:
 
-- `Runtime`     options -> Settings -> services; audit log, metrics server, lifecycle
+- `Runtime`     options -> Settings -> a frozen Live (robotsgate.assemble), pinned per flow;
+                audit log, metrics server, start-up errors, lifecycle
 - `Egress`      every origin connection dialled at the address decided, with the decided name
 - `Tunnels`     CONNECT (ignore_hosts), the layer chosen for each connection, 101 cut
 - `Decide`      every request, at its headers: the exchange policy's plan, applied

@@ -14,7 +14,6 @@ import gc
 import logging
 import os
 import signal
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -25,7 +24,7 @@ from mitmproxy import ctx, exceptions, http
 from robotsgate import assemble
 from robotsgate.assemble import Clocks, Services, Upstream
 from robotsgate.egress import Socket
-from robotsgate.exchange import Exchange, Rules
+from robotsgate.exchange import Exchange
 from robotsgate.gate import Gate
 from robotsgate.identity import AgentMap, Identity
 from robotsgate.metrics import Metrics, MetricsServer
@@ -33,7 +32,6 @@ from robotsgate.mitm import compat, keys
 from robotsgate.mitm.answers import AuditSink, Recorder
 from robotsgate.options import NAMES, OPTIONS, PREFIX, SPECS, Rebuilds, Settings
 from robotsgate.pages import Pages
-from robotsgate.purposes import PurposeMap
 from robotsgate.resolver import Lookup, Resolver, system_lookup
 from robotsgate.state.departures import Departures
 from robotsgate.state.redis_url import redacted
@@ -90,6 +88,7 @@ class Runtime:
         self._sink: AuditSink | None = None
         self._metrics_server: MetricsServer | None = None
         self._sighup = False
+        self._start_errors: list[str] = []  # what stops the start, each said once
 
     @property
     def live(self) -> Live:
@@ -179,11 +178,9 @@ class Runtime:
                               spec.default, spec.help, choices=spec.choices)
         problems = compat.check() or _apply_deferred(loader.master.options)
         if problems:
-            # At start-up, before the proxy listens: one line per problem and a non-zero exit,
-            # rather than a traceback and a proxy that runs on without the value meant.
             for problem in problems:
-                print(f"robotsgate: {problem}", file=sys.stderr)
-            sys.exit(2)
+                self._cannot_start(problem)
+            return  # nothing of mitmproxy's is patched: the proxy will not run
         compat.patch()
         options = loader.master.options
         if "flow_detail" in options.keys() and options.flow_detail == 0:  # noqa: SIM118
@@ -199,10 +196,18 @@ class Runtime:
         except exceptions.OptionsError as exc:
             if not _starting():
                 raise  # mitmproxy puts the option back as it was and says why
-            # The first configuration of a proxy about to listen: one line and a non-zero exit,
-            # not a traceback followed by a proxy that says it listens and then exits.
-            print(f"robotsgate: {exc}", file=sys.stderr)
-            sys.exit(2)
+            self._cannot_start(str(exc))
+
+    def _cannot_start(self, problem: str) -> None:
+        """A problem that stops the start, in mitmproxy's own way: an error logged while it
+        starts, which its errorcheck addon turns into an exit (status 1) as soon as its servers
+        are set up, before it runs (mitmproxy loads scripts while it sets up its servers, so it
+        may say it listens first; with no configuration in force, a request in that moment
+        would be refused, 503). One line, once (options are configured several times at
+        start-up), rather than a traceback."""
+        if problem not in self._start_errors:
+            self._start_errors.append(problem)
+            logger.error("robotsgate: %s", problem)
 
     def _configure(self) -> None:
         opts = ctx.options
@@ -243,30 +248,24 @@ class Runtime:
                 self._sink.replace(audit)
         pages = assemble.pages(settings, self.clocks) \
             if Rebuilds.PAGES in changed or old is None else old.pages
-        agents = AgentMap.parse(settings.agents)
         recorder = Recorder(self._sink, self.metrics, self.clocks.clock,  # type: ignore[arg-type]
                             fail_closed=settings.audit_failure == "closed",
                             monitor=settings.monitor)
-        exchange = Exchange(
-            Rules(agent=settings.agent or None, require_agent=settings.require_agent,
-                  monitor=settings.monitor, strip=settings.strip),
-            services.gate, services.resolver, agents=agents,
-            purposes=PurposeMap.parse(settings.purpose, settings.purposes), pages=pages)
-        self.install(Live(settings, upstream, services, recorder, pages, exchange, agents,
-                          stream_bodies))
+        exchange = assemble.exchange(settings, services.gate, services.resolver, pages)
+        self.install(Live(settings, upstream, services, recorder, pages, exchange,
+                          exchange.agents, stream_bodies))
         if Rebuilds.METRICS in changed:
             self._own_changed()  # the metrics port is the proxy's own: never a destination
         if old is not None and services is not old.services:
             _close_later(old.services)
 
     def running(self) -> None:
-        unknown = _unknown_options(ctx.master.options)
-        if unknown:
-            # Every script has loaded: a --set that nothing registered is a misspelling, which
-            # mitmproxy would keep waiting for, silently, while the proxy runs without it.
-            for problem in unknown:
-                print(f"robotsgate: {problem}", file=sys.stderr)
-            sys.exit(2)
+        # Every script has loaded: a --set that nothing registered is a misspelling, which
+        # mitmproxy would keep waiting for, silently, while the proxy runs without it.
+        for problem in _unknown_options(ctx.master.options):
+            self._cannot_start(problem)
+        if self._start_errors:
+            return  # errorcheck ends the start once running() returns
         # Whatever is alive once the proxy runs (modules, classes, options: mitmproxy's and ours)
         # lives as long as the process. Out of the cyclic collector's sight, it no longer makes
         # every full collection walk some 100,000 objects that never die: under load those walks
