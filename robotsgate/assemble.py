@@ -29,6 +29,7 @@ from robotsgate.resolver import Lookup, Resolver, system_lookup
 from robotsgate.retrieval import Retrieval
 from robotsgate.rules_cache import RulesCache
 from robotsgate.state.departures import Departures
+from robotsgate.state.driver import Politeness
 from robotsgate.state.fleet import Fleet, check_kind
 from robotsgate.state.pacing import Pacer
 from robotsgate.state.store import MemoryStore
@@ -82,7 +83,7 @@ class Services:
     gate: Gate
     fetcher: Fetcher
     fleet: Fleet | None
-    departures: Departures  # when paced requests really left
+    politeness: Politeness  # slots reserved by the gate, turns taken as requests leave
     resolver: Resolver  # where requests may be sent, and the address each is dialled at
 
     async def aclose(self) -> None:
@@ -126,12 +127,14 @@ def services(settings: Settings, upstream: Upstream, clocks: Clocks, metrics: Me
     departures = Departures(clocks.monotonic, clocks.sleep,
                             max_hosts=min(settings.cache_size, 100_000),
                             shared=fleet.departures if fleet else None)
+    politeness = Politeness(fleet.pacer if fleet else pacer, departures,
+                            monotonic=clocks.monotonic, sleep=clocks.sleep)
     retrieval = Retrieval(fetcher, rules, store, clocks.clock, cache_ttl=settings.cache_ttl,
                           error_ttl=settings.error_ttl, metrics=metrics, archive=archive,
                           contact=settings.contact)
-    gate = Gate(gate_config(settings), store, retrieval, clocks.clock,
-                fleet.pacer if fleet else pacer, metrics=metrics)
-    return Services(gate, fetcher, fleet, departures, resolver)
+    gate = Gate(gate_config(settings), store, retrieval, clocks.clock, politeness.pacing,
+                metrics=metrics)
+    return Services(gate, fetcher, fleet, politeness, resolver)
 
 
 def gate_config(settings: Settings) -> GateConfig:

@@ -24,6 +24,7 @@ from e2e.redis_server import RedisServer
 from mitmproxy import exceptions
 from mitmproxy.test import tflow
 from redis.asyncio import Redis
+from redis.exceptions import ResponseError
 from support.driver import driven
 from support.gate import request_for, wire_gate
 from support.origins import Origins, ok
@@ -38,6 +39,7 @@ from robotsgate.state.pacing import Pacer, Slot
 from robotsgate.state.redis_clock import RedisClock
 from robotsgate.state.redis_departures import RedisDepartures
 from robotsgate.state.redis_pacing import RedisPacer
+from robotsgate.state.redis_politeness import PROGRAM, TRANSITIONS, Program
 from robotsgate.state.redis_store import RedisStore
 from robotsgate.state.redis_url import check_url, redacted
 from robotsgate.state.store import MemoryStore, RobotsEntry
@@ -209,6 +211,22 @@ async def test_the_lock_is_renewed_while_its_fetch_runs_past_its_lease(redis_cli
 def redis_pacer(client: Redis, prefix: str, **kwargs: float) -> RedisPacer:
     options: dict[str, float] = {"max_wait": 1000.0, "regroup": 0.1, **kwargs}
     return RedisPacer(client, prefix=prefix, max_hosts=100, **options)  # type: ignore[arg-type]
+
+
+async def test_the_politeness_program_runs_its_transitions_and_no_other(
+        redis_clients, redis_prefix):
+    client = redis_clients()
+    program = Program(client, RedisClock(client))
+    table = PROGRAM[PROGRAM.index("local transitions = {"):PROGRAM.index("}", PROGRAM.index(
+        "local transitions = {"))]
+    assert sorted(TRANSITIONS) == sorted(
+        name.split("=")[0].strip() for name in table.split("{")[1].split(","))
+    key = f"{redis_prefix}pace:h.example"
+    assert await program.run("recovered", [key], []) == 0
+    with pytest.raises(ResponseError, match="no transition reserve2"):
+        await program.run("reserve2", [key], [])
+    with pytest.raises(ResponseError, match="LATE"):  # a fenced run past its deadline
+        await client.register_script(PROGRAM)(keys=[key], args=["1", "recovered"])
 
 
 async def test_ordinary_answers_cost_no_round_trip(redis_clients, redis_prefix):
@@ -707,9 +725,8 @@ async def test_the_next_request_waits_while_another_proxys_is_unconfirmed(shared
 def turns_on(client: Redis, prefix: str, confirm_timeout: float = 10.0,
              **kwargs: float) -> RedisDepartures:
     """One proxy's fleet turns, without the rest of its fleet."""
-    return RedisDepartures(client, redis_pacer(client, prefix, **kwargs),
-                           redis_clock=RedisClock(client), confirm_timeout=confirm_timeout,
-                           max_hosts=10)
+    return RedisDepartures(redis_pacer(client, prefix, **kwargs),
+                           confirm_timeout=confirm_timeout, max_hosts=10)
 
 
 async def test_a_departure_never_confirmed_counts_when_the_wait_for_it_gives_up(

@@ -9,7 +9,7 @@ flow.metadata (robotsgate.mitm.keys) and sharing the configuration that `Runtime
 - `Egress`      every origin connection dialled at the address decided, with the decided name
 - `Tunnels`     CONNECT (ignore_hosts), the layer chosen for each connection, 101 cut
 - `Decide`      every request, at its headers: the exchange policy's plan, applied
-- `Turns`       a paced request takes its turn as it leaves; departures reported
+- `Turns`       a paced request waits for its slot and turn as it leaves; departures reported
 - `Pushback`    an origin's 429/503 pauses its host; X-Robotsgate-Delay-Ms
 - `PageReader`  X-Robots-Tag, nofollow links remembered, robots_strip, TDM reservation META
 - `UsageCheck`  AI usage preferences of the response: X-Robotsgate-Usage, bodies withheld

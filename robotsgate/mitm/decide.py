@@ -4,7 +4,8 @@ That is before mitmproxy opens a connection for it, and before any of its body i
 alone streamed (stream_large_bodies streams a body as soon as requestheaders returns). The
 flow is read into `Facts`, the exchange policy (robotsgate.exchange) decides, and its plan is
 applied: the proxy's own answer, or the request rewritten as it leaves (the origin's canonical
-authority, the fields never forwarded removed), held for its politeness wait. Whatever goes
+authority, the fields never forwarded removed), its politeness slot noted for the turn it takes
+as it leaves (robotsgate.mitm.turns). Whatever goes
 wrong on the way fails closed: 503, never forwarded.
 """
 
@@ -84,11 +85,11 @@ class Decide:
         keys.private(flow)[keys.VERDICT] = verdict  # for the response (robotsgate.mitm.usage)
         if not plan.refused:
             runtime.metrics.forwarded(verdict.reason, verdict.wait)
-        if verdict.wait > 0:
-            await runtime.clocks.sleep(verdict.wait)
         flow.metadata[keys.DELAY_MS] = round(verdict.wait * 1000)
-        if verdict.interval > 0:
-            flow.metadata[keys.PACED] = verdict.interval  # its turn: robotsgate.mitm.turns
+        if verdict.wait > 0 or verdict.interval > 0:
+            # Held until its slot and its turn, as it leaves: robotsgate.mitm.turns.
+            flow.metadata[keys.PACED] = (runtime.clocks.monotonic() + verdict.wait,
+                                         verdict.interval)
 
 
 def facts_of(flow: http.HTTPFlow) -> Facts:

@@ -10,7 +10,8 @@ from robotsgate.mitm import keys
 from robotsgate.mitm.headers import set_headers
 from robotsgate.mitm.runtime import Runtime
 from robotsgate.origin import Origin
-from robotsgate.state.pacing import Pacing, parse_retry_after
+from robotsgate.state.driver import Politeness
+from robotsgate.state.pacing import parse_retry_after
 
 logger = logging.getLogger(__name__)
 
@@ -32,14 +33,14 @@ class Pushback:
                                     for name, _ in response.headers.fields))
         host = flow.metadata.get(keys.HOST) or \
             Origin.of(flow.request.scheme, flow.request.host, flow.request.port).host
-        pacer = self.runtime.of(flow).services.gate.pacer
+        politeness = self.runtime.of(flow).services.politeness
         if response.status_code in (429, 503):
-            return self._pause(pacer, host, response.status_code, parse_retry_after(
+            return self._pause(politeness, host, response.status_code, parse_retry_after(
                 response.headers.get("retry-after"), self.runtime.clocks.clock()))
-        return pacer.recovered(host)  # the pacer's own coroutine, awaited by mitmproxy
+        return politeness.recovered(host)  # the schedule's own coroutine, awaited by mitmproxy
 
-    async def _pause(self, pacer: Pacing, host: str, status: int, retry_after: float | None
-                     ) -> None:
-        pause = await pacer.pushback(host, retry_after)
+    async def _pause(self, politeness: Politeness, host: str, status: int,
+                     retry_after: float | None) -> None:
+        pause = await politeness.pushback(host, retry_after)
         logger.info("robotsgate: %s answered %d: pausing it for %.1f s", host, status, pause)
 

@@ -33,7 +33,7 @@ from robotsgate.mitm.answers import AuditSink, Recorder
 from robotsgate.options import NAMES, OPTIONS, PREFIX, SPECS, Rebuilds, Settings
 from robotsgate.pages import Pages
 from robotsgate.resolver import Lookup, Resolver, system_lookup
-from robotsgate.state.departures import Departures
+from robotsgate.state.driver import Politeness
 from robotsgate.state.redis_url import redacted
 
 logger = logging.getLogger(__name__)
@@ -129,8 +129,8 @@ class Runtime:
         return self.live.services.gate
 
     @property
-    def departures(self) -> Departures:
-        return self.live.services.departures
+    def politeness(self) -> Politeness:
+        return self.live.services.politeness
 
     @property
     def resolver(self) -> Resolver:

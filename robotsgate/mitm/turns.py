@@ -1,8 +1,9 @@
-"""Paced requests take their turn at the last moment before they leave.
+"""Paced requests wait for their slot and take their turn at the last moment before they leave.
 
-A paced request leaves one interval after the previous one to its host really left (see
-robotsgate.state.departures), which is known only from the connection events and the first byte
-of the answer: these hooks report them.
+One await (robotsgate.state.driver, `Politeness.turn`): until the slot the request was given
+when it was decided, then until the previous request to its host really left and the interval
+has passed since, which is known only from the connection events and the first byte of the
+answer: these hooks report them.
 """
 
 import logging
@@ -43,23 +44,22 @@ class Turns:
         return None
 
     async def _take_turn(self, flow: http.HTTPFlow, *, streamed: bool = False) -> None:
-        interval = flow.metadata.pop(keys.PACED, None)
-        if interval is None:
+        paced = flow.metadata.pop(keys.PACED, None)
+        if paced is None:
             return
+        start, interval = paced
         host = flow.metadata[keys.HOST]
         try:
-            departures = self.runtime.of(flow).services.departures
-            async with departures.turn(host, interval, flow.id,
-                                       tls=flow.request.scheme == "https",
-                                       client=flow.client_conn.id):
-                pass
+            politeness = self.runtime.of(flow).services.politeness
+            await politeness.turn(host, start, interval, flow.id,
+                                  tls=flow.request.scheme == "https", client=flow.client_conn.id)
             if streamed:
                 # Its turn is taken before its body: it leaves now, the body following as it
                 # comes. Were mitmproxy to buffer a small body first, the bot would choose
                 # when the request really left, after it had been counted as gone.
                 flow.request.stream = True
-            if _goes_on_open_connection(flow):
-                departures.settled(host, flow.id)  # it leaves now: no need to wait for its answer
+            if interval > 0 and _goes_on_open_connection(flow):
+                politeness.settled(host, flow.id)  # it leaves now: no need to wait for its answer
         except SharedStateUnavailable as exc:
             # The fleet's Redis went away between the request's slot and its turn, and
             # robots_redis_fallback is closed.
@@ -88,7 +88,7 @@ class Turns:
         if keys.HOST in flow.metadata:
             # On an HTTP/2 or HTTP/3 connection the stream may have been queued behind others
             # (the origin's limit of concurrent streams): it left by now, maybe not before.
-            self.runtime.of(flow).services.departures.settled(
+            self.runtime.of(flow).services.politeness.settled(
                 flow.metadata[keys.HOST], flow.id, queued=flow.server_conn.alpn in _MULTIPLEXED)
 
     def error(self, flow: http.HTTPFlow) -> None:
@@ -104,7 +104,7 @@ class Turns:
         # A connection has no flow to pin a configuration: the one in force (a request
         # released under the one before a reconfigure is confirmed by its answer instead).
         if address is not None:
-            self.runtime.live.services.departures.connected(self._host(address[0]), tls=tls,
+            self.runtime.live.services.politeness.connected(self._host(address[0]), tls=tls,
                                                             client=client)
 
     def _host(self, address: str) -> str:

@@ -168,8 +168,7 @@ class Fleet:
                                        monotonic=monotonic, redis_clock=self.redis_clock,
                                        regroup=regroup)
         self.shared_departures = RedisDepartures(
-            self.client, self.shared_pacer, redis_clock=self.redis_clock,
-            confirm_timeout=confirm_timeout, max_hosts=max_origins)
+            self.shared_pacer, confirm_timeout=confirm_timeout, max_hosts=max_origins)
         self.local_store = local_store
         self.local_pacer = local_pacer
         self.store = FleetStore(self)

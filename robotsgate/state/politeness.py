@@ -6,10 +6,10 @@ really left, and which released request has not been confirmed yet). Time is a n
 seconds on one clock, given to every transition: nothing here reads a clock, sleeps or awaits.
 
 The engines apply these transitions where their state lives: Pacer (pacing.py) and Departures
-(departures.py) in this process's memory; the Lua of redis_pacing.py (`_RESERVE`, `_PUSHBACK`)
-and redis_departures.py (`_TURN`, `_LEFT`) in Redis, for a fleet, on Redis's clock. The contract
-suites (tests/state/) hold every engine to the same answers; tests/test_politeness.py holds
-these transitions to the invariants below.
+(departures.py) in this process's memory; one Lua program (redis_politeness.py: `reserve`,
+`pushback`, `turn`, `left`, ...) in Redis, for a fleet, on Redis's clock, driven by RedisPacer
+and RedisDepartures. The contract suites (tests/state/) hold every engine to the same answers;
+tests/test_politeness.py holds these transitions to the invariants below.
 
 Invariants, for any sequence of transitions with time never going back:
 

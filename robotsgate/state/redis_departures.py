@@ -9,11 +9,12 @@ that proxy was busy and its request left 30 ms after its release, the origin see
 - `left`: when the host's last confirmed request left (on Redis's clock);
 - `pending`, `pending_at`: the request released and not yet confirmed, and when.
 
-A request's turn (after its own proxy's) is one fenced script: if another request is pending,
-wait for its confirmation (a `left HOST TIME` notice on the fleet's channel, or at most
-`confirm_timeout` after its release); then wait until `left` + interval; then mark itself
-pending. When its proxy learns it left (departures.py: its connection, its answer or its error),
-one more script makes `left` at least that time and clears `pending` if it is still this one. A
+A request's turn (after its own proxy's) is one fenced run of the fleet's politeness program
+(redis_politeness.py, its `turn` transition): if another request is pending, wait for its
+confirmation (a `left HOST TIME` notice on the fleet's channel, or at most `confirm_timeout`
+after its release); then wait until `left` + interval; then mark itself pending. When its proxy
+learns it left (departures.py: its connection, its answer or its error), one more run (`left`)
+makes `left` at least that time and clears `pending` if it is still this one. A
 departure always counts, pending or not (one that came after the wait for it gave up, one sent
 while Redis was away and reported once it is back). The time is sent as an age (seconds since
 it left, on the proxy's clock), so the proxies' clocks do not matter, and the moment Redis runs
@@ -39,76 +40,7 @@ from collections.abc import Awaitable, Callable
 
 from cachetools import LRUCache
 
-from robotsgate.state.redis_clock import FENCE, Client, RedisClock
-from robotsgate.state.redis_pacing import EPOCH, RedisPacer, bucket_of
-
-# KEYS[1] host hash, KEYS[2] its group's epoch (redis_pacing.py). ARGV: deadline (fence),
-# regroup, channel (as EPOCH reads them), interval, flow id, confirm_timeout, keep, the latest
-# departure this proxy heard of (Redis's clock, 0 if none), the host's group.
-# Returns {0, 0} to go now (marked pending), {1, wait} to wait that long and ask again, {2, at
-# most} while another request is pending. The transitions politeness.turn_wait and released.
-#
-# While the group regroups (Redis lost its memory), nothing goes: a request in flight when the
-# memory went has its departure reported meanwhile, and every proxy hears of it. A departure is
-# never later than now: a clock that stepped back, or a bad notice, cannot hold a host.
-_TURN = FENCE + "local epoch_key = KEYS[2]\nlocal group = ARGV[9]\n" + EPOCH + """
-if regrouping then
-  return {1, string.format('%.6f', regrouping)}
-end
-local interval = tonumber(ARGV[4])
-local keep = math.ceil((interval + tonumber(ARGV[6]) + tonumber(ARGV[7])) * 1000)
-local function kept()
-  if redis.call('PTTL', KEYS[1]) < keep then
-    redis.call('PEXPIRE', KEYS[1], keep)
-  end
-end
-local state = redis.call('HMGET', KEYS[1], 'left', 'pending', 'pending_at')
-local stored = tonumber(state[1]) or 0
-local left = math.min(math.max(stored, tonumber(ARGV[8]) or 0), now)
-local pending = state[2]
-if pending and pending ~= ARGV[5] then
-  local expires = (tonumber(state[3]) or 0) + tonumber(ARGV[6])
-  if now < expires then
-    return {2, string.format('%.6f', expires - now)}
-  end
-  -- Never confirmed: it counts as having left when the wait for it gave up.
-  left = math.max(left, math.min(expires, now))
-  redis.call('HDEL', KEYS[1], 'pending', 'pending_at')
-end
-if left ~= stored then
-  redis.call('HSET', KEYS[1], 'left', string.format('%.6f', left))
-  kept()
-end
-local wait = left + interval - now
-if wait > 0 then
-  return {1, string.format('%.6f', wait)}
-end
-redis.call('HSET', KEYS[1], 'pending', ARGV[5], 'pending_at', string.format('%.6f', now))
-kept()
-return {0, '0'}
-"""
-
-# KEYS[1] host hash. ARGV: flow id, age (seconds since it left), channel, host, keep. The
-# transition politeness.departed.
-# Not fenced: run late, it only makes `left` later than the truth, never earlier. A departure
-# counts whether or not its request is the pending one (it may have been taken over after its
-# confirmation timed out, or been sent while Redis was away): every real departure is kept.
-_LEFT = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
-local state = redis.call('HMGET', KEYS[1], 'left', 'pending')
-local left = math.max(tonumber(state[1]) or 0, now - math.max(tonumber(ARGV[2]), 0))
-redis.call('HSET', KEYS[1], 'left', string.format('%.6f', left))
-if state[2] == ARGV[1] then
-  redis.call('HDEL', KEYS[1], 'pending', 'pending_at')
-end
-local keep = math.ceil(tonumber(ARGV[5]) * 1000)
-if redis.call('PTTL', KEYS[1]) < keep then
-  redis.call('PEXPIRE', KEYS[1], keep)
-end
-redis.call('PUBLISH', ARGV[3], 'left ' .. ARGV[4] .. ' ' .. string.format('%.6f', left))
-return string.format('%.6f', left)
-"""
+from robotsgate.state.redis_pacing import RedisPacer, bucket_of
 
 _GO, _WAIT, _PENDING = 0, 1, 2
 # While another proxy's request is pending, ask again at least this often: its notice may be
@@ -119,16 +51,13 @@ _POLL_LISTENING = 1.0
 
 
 class RedisDepartures:
-    def __init__(self, client: Client, pacer: RedisPacer, *, redis_clock: RedisClock,
-                 confirm_timeout: float, max_hosts: int,
+    def __init__(self, pacer: RedisPacer, *, confirm_timeout: float, max_hosts: int,
                  sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
-        """`pacer`: the fleet's schedule, whose hashes, epochs and channel the turns share."""
+        """`pacer`: the fleet's schedule, whose hashes, epochs, channel and program (its Redis
+        and Redis's clock) the turns share."""
         self._pacer = pacer
-        self._redis_clock = redis_clock
         self._confirm_timeout = confirm_timeout
         self._sleep = sleep
-        self._turn = client.register_script(_TURN)
-        self._left = client.register_script(_LEFT)
         # host -> the latest departure heard of (Redis's clock), from notices and answers.
         self._heard: LRUCache[str, float] = LRUCache(maxsize=max_hosts)
         # host -> set when a departure to it is heard of, one per turn waiting on the host.
@@ -148,8 +77,8 @@ class RedisDepartures:
             while True:
                 heard.clear()
                 self.round_trips += 1
-                kind, seconds = await self._redis_clock.run(
-                    self._turn, keys,
+                kind, seconds = await pacer.program.fenced(
+                    "turn", keys,
                     [repr(pacer.regroup), pacer.channel, repr(interval), flow,
                      repr(self._confirm_timeout), repr(pacer.keep), repr(self.heard(host)),
                      str(group)])
@@ -169,9 +98,9 @@ class RedisDepartures:
     async def left(self, host: str, flow: str, age: float) -> None:
         """The request `flow` left `age` seconds ago."""
         self.round_trips += 1
-        at = await self._left(keys=[self._pacer.key(host)],
-                              args=[flow, repr(max(age, 0.0)), self._pacer.channel, host,
-                                    repr(self._pacer.keep)])
+        at = await self._pacer.program.run(
+            "left", [self._pacer.key(host)],
+            [flow, repr(max(age, 0.0)), self._pacer.channel, host, repr(self._pacer.keep)])
         self._heard_of(host, float(at))
 
     def heard(self, host: str) -> float:

@@ -2,8 +2,9 @@
 
 Each host has one hash, `{prefix}pace:{tag}:{host}` (its group's tag, below), with `next`
 (earliest start of the next request), `paused_until` and `failures` (pushbacks without
-Retry-After, for the backoff). A slot is claimed in one Lua script, atomically, on Redis's own
-clock (TIME), so the proxies' clocks do not matter:
+Retry-After, for the backoff). A slot is claimed in one run of the fleet's politeness program
+(redis_politeness.py, its `reserve` transition), atomically, on Redis's own clock (TIME), so
+the proxies' clocks do not matter:
 
     slot = max(now, next, paused_until); next = slot + interval; refused if slot - now > max_wait
 
@@ -41,7 +42,8 @@ from cachetools import LRUCache
 from redis.crc import REDIS_CLUSTER_HASH_SLOTS, key_slot
 
 from robotsgate.state.pacing import NoSlot, Slot
-from robotsgate.state.redis_clock import FENCE, Client, RedisClock
+from robotsgate.state.redis_clock import Client, RedisClock
+from robotsgate.state.redis_politeness import Program
 
 BUCKETS = 16
 
@@ -65,135 +67,6 @@ TAGS = _tags()
 def bucket_of(host: str) -> int:
     """The group of a host (crc32: the same in every proxy, unlike hash())."""
     return zlib.crc32(host.encode()) % BUCKETS
-
-# Whether the group's schedule is whole; `epoch_key`, `group` (its number), ARGV[2] regroup
-# seconds, ARGV[3] the channel.
-# Sets `regrouping` to the seconds to wait before anything is decided, or nil.
-EPOCH = """
-local regrouping = nil
-local epoch = redis.call('GET', epoch_key)
-if not epoch then
-  redis.call('SET', epoch_key, string.format('%.6f', now + tonumber(ARGV[2])))
-  redis.call('PUBLISH', ARGV[3], 'regroup ' .. group)
-  regrouping = tonumber(ARGV[2])
-elseif tonumber(epoch) > now then
-  regrouping = tonumber(epoch) - now
-end
-"""
-
-# KEYS[1] host hash, KEYS[2] epoch. ARGV: deadline (the fence, see redis_clock.py: a slot
-# claimed after its sender gave up would be a slot nobody uses, and delay every request after
-# it), regroup, channel, interval, max_wait, host, keep (seconds the hash outlives its last use,
-# so the backoff counter is remembered between pauses), the host's group, the reservation's id
-# (kept with the `next` it replaced, so that a reservation whose answer was lost can be undone).
-# Returns {wait, paused, idle, refused, regrouping, next, paused_until} (times on Redis's clock).
-# The transition politeness.reserve, on Redis's clock (the contract suite holds them equal).
-_RESERVE = FENCE + "local epoch_key = KEYS[2]\nlocal group = ARGV[8]\n" + EPOCH + """
-if regrouping then
-  return {string.format('%.6f', regrouping), 0, 0, 0, 1, '0', '0'}
-end
-local interval = tonumber(ARGV[4])
-local state = redis.call('HMGET', KEYS[1], 'next', 'paused_until')
-local nxt = tonumber(state[1]) or 0
-local paused_until = tonumber(state[2]) or 0
-if nxt <= now and paused_until <= now then
-  if interval <= 0 then
-    return {'0', 0, 1, 0, 0, '0', '0'}
-  end
-  redis.call('PUBLISH', ARGV[3], 'busy ' .. ARGV[6])
-end
-local slot = math.max(now, nxt, paused_until)
-local paused = 0
-if paused_until > now and paused_until >= nxt then
-  paused = 1
-end
-local wait = slot - now
-if wait > tonumber(ARGV[5]) then
-  return {string.format('%.6f', wait), paused, 0, 1, 0, string.format('%.6f', nxt),
-          string.format('%.6f', paused_until)}
-end
-redis.call('HSET', KEYS[1], 'next', string.format('%.6f', slot + interval), 'by', ARGV[9],
-           'before', string.format('%.6f', nxt))
-local last = math.max(slot + interval, paused_until)
-redis.call('PEXPIRE', KEYS[1], math.ceil((last - now + tonumber(ARGV[7])) * 1000))
-return {string.format('%.6f', wait), paused, 0, 0, 0, string.format('%.6f', slot + interval),
-        string.format('%.6f', paused_until)}
-"""
-
-# KEYS[1] a group's epoch. ARGV: deadline ('': none), regroup, channel, the group. Seconds the
-# regrouping lasts yet.
-_REGROUPING = FENCE + "local epoch_key = KEYS[1]\nlocal group = ARGV[4]\n" + EPOCH + """
-return string.format('%.6f', regrouping or 0)
-"""
-
-# KEYS[1] host hash. ARGV: a reservation's id. The slot it claimed is given back, when no other
-# reservation (nor a re-assertion) came after it: its proxy never heard of it.
-_UNRESERVE = """
-local state = redis.call('HMGET', KEYS[1], 'by', 'before')
-if state[1] ~= ARGV[1] then
-  return 0
-end
-redis.call('HSET', KEYS[1], 'next', state[2])
-redis.call('HDEL', KEYS[1], 'by', 'before')
-return 1
-"""
-
-# KEYS[1] host hash. ARGV: next, paused_until (on Redis's clock), keep, channel, host. What one
-# proxy knew of a host's schedule, re-asserted after Redis lost it: the later wins.
-_REASSERT = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
-local state = redis.call('HMGET', KEYS[1], 'next', 'paused_until')
-local nxt = math.max(tonumber(state[1]) or 0, tonumber(ARGV[1]))
-local paused_until = math.max(tonumber(state[2]) or 0, tonumber(ARGV[2]))
-if math.max(nxt, paused_until) <= now then
-  return 0
-end
-redis.call('HSET', KEYS[1], 'next', string.format('%.6f', nxt),
-           'paused_until', string.format('%.6f', paused_until))
-redis.call('HDEL', KEYS[1], 'by', 'before')
-redis.call('PEXPIRE', KEYS[1],
-           math.ceil((math.max(nxt, paused_until) - now + tonumber(ARGV[3])) * 1000))
-redis.call('PUBLISH', ARGV[4], 'busy ' .. ARGV[5])
-return 1
-"""
-
-# KEYS[1] host hash. ARGV: retry_after seconds ('' when the origin sent none), backoff base,
-# backoff cap, channel, host, keep. The transition politeness.pushback.
-_PUSHBACK = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
-local pause
-if ARGV[1] == '' then
-  local failures = redis.call('HINCRBY', KEYS[1], 'failures', 1)
-  pause = math.min(tonumber(ARGV[3]), tonumber(ARGV[2]) * 2 ^ (failures - 1))
-else
-  pause = math.min(math.max(tonumber(ARGV[1]), 0), tonumber(ARGV[3]) * 12)
-end
-local state = redis.call('HMGET', KEYS[1], 'next', 'paused_until')
-local paused_until = math.max(tonumber(state[2]) or 0, now + pause)
-redis.call('HSET', KEYS[1], 'paused_until', string.format('%.6f', paused_until))
-local last = math.max(tonumber(state[1]) or 0, paused_until)
-redis.call('PEXPIRE', KEYS[1], math.ceil((last - now + tonumber(ARGV[6])) * 1000))
-redis.call('PUBLISH', ARGV[4], 'pause ' .. ARGV[5])
-return {string.format('%.6f', pause), string.format('%.6f', paused_until)}
-"""
-
-# KEYS[1] host hash. ARGV: seconds to the next start, seconds paused, keep. A schedule kept
-# elsewhere meanwhile (a proxy's own, while Redis was down) joins the shared one: later wins.
-_ADOPT = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
-local state = redis.call('HMGET', KEYS[1], 'next', 'paused_until')
-local nxt = math.max(tonumber(state[1]) or 0, now + tonumber(ARGV[1]))
-local paused_until = math.max(tonumber(state[2]) or 0, now + tonumber(ARGV[2]))
-redis.call('HSET', KEYS[1], 'next', string.format('%.6f', nxt),
-           'paused_until', string.format('%.6f', paused_until))
-redis.call('HDEL', KEYS[1], 'by', 'before')
-redis.call('PEXPIRE', KEYS[1],
-           math.ceil((math.max(nxt, paused_until) - now + tonumber(ARGV[3])) * 1000))
-return 1
-"""
 
 _FREE = Slot(0.0, False)
 # A wait limit that no schedule reaches, for reservations that must not be refused: Lua's
@@ -225,12 +98,7 @@ class RedisPacer:
         self._sleep = sleep
         # host -> (next, paused_until) on Redis's clock: the latest this proxy was told.
         self._known: LRUCache[str, tuple[float, float]] = LRUCache(maxsize=max_hosts)
-        self._reserve = client.register_script(_RESERVE)
-        self._regrouping = client.register_script(_REGROUPING)
-        self._reassert = client.register_script(_REASSERT)
-        self._pushback = client.register_script(_PUSHBACK)
-        self._adopt = client.register_script(_ADOPT)
-        self._unreserve = client.register_script(_UNRESERVE)
+        self.program = Program(client, self._redis_clock)  # the turns' too (redis_departures)
         # host -> the id of a reservation whose answer never came: undone once Redis answers.
         self._abandoned: LRUCache[str, str] = LRUCache(maxsize=max_hosts)
         self._idle: LRUCache[str, float] = LRUCache(maxsize=max_hosts)  # host -> trusted until
@@ -293,8 +161,8 @@ class RedisPacer:
         they reach every node: evidence that all of them answer)."""
         regrouping = 0.0
         for group, key in enumerate(self.epoch_keys):
-            regrouping = max(regrouping, float(await self._regrouping(
-                keys=[key], args=["", repr(self._regroup), self.channel, str(group)])))
+            regrouping = max(regrouping, float(await self.program.run(
+                "regrouping", [key], [repr(self._regroup), self.channel, str(group)])))
         return regrouping
 
     async def reassert(self, group: str = "*") -> None:
@@ -306,9 +174,9 @@ class RedisPacer:
                 continue
             if max(nxt, paused_until) > now:
                 self.round_trips += 1
-                await self._reassert(keys=[self.key(host)],
-                                     args=[repr(nxt), repr(paused_until), repr(self._keep),
-                                           self.channel, host])
+                await self.program.run("reassert", [self.key(host)],
+                                       [repr(nxt), repr(paused_until), repr(self._keep),
+                                        self.channel, host])
 
     def _learn(self, host: str, nxt: float, paused_until: float) -> None:
         known = self._known.get(host)
@@ -332,8 +200,8 @@ class RedisPacer:
             reservation = secrets.token_hex(8)
             try:
                 wait_s, paused, idle, refused, regrouping, nxt, paused_until = \
-                    await self._redis_clock.run(
-                        self._reserve, [self.key(host), self.epoch_key(group)],
+                    await self.program.fenced(
+                        "reserve", [self.key(host), self.epoch_key(group)],
                         [repr(self._regroup), self.channel, repr(max(interval, 0.0)),
                          repr(float(limit)), host, repr(self._keep), str(group), reservation])
             except BaseException:
@@ -362,11 +230,11 @@ class RedisPacer:
         self._idle.pop(host, None)
         self._backing_off[host] = True
         self.round_trips += 1
-        pause, paused_until = await self._pushback(
-            keys=[self.key(host)],
-            args=["" if retry_after is None else repr(float(retry_after)),
-                  repr(self._backoff_base), repr(self._backoff_cap), self.channel, host,
-                  repr(self._keep)])
+        pause, paused_until = await self.program.run(
+            "pushback", [self.key(host)],
+            ["" if retry_after is None else repr(float(retry_after)),
+             repr(self._backoff_base), repr(self._backoff_cap), self.channel, host,
+             repr(self._keep)])
         self._learn(host, 0.0, float(paused_until))
         return float(pause)
 
@@ -375,7 +243,7 @@ class RedisPacer:
         # cost a round trip.
         if self._backing_off.pop(host, None):
             self.round_trips += 1
-            await self._redis.hdel(self.key(host), "failures")
+            await self.program.run("recovered", [self.key(host)], [])
 
     async def release_abandoned(self) -> int:
         """Give back the slots claimed for reservations whose answer never came (and that no
@@ -383,7 +251,8 @@ class RedisPacer:
         released = 0
         for host, reservation in list(self._abandoned.items()):
             self.round_trips += 1
-            released += int(await self._unreserve(keys=[self.key(host)], args=[reservation]))
+            released += int(await self.program.run("unreserve", [self.key(host)],
+                                                   [reservation]))
             self._abandoned.pop(host, None)
         return released
 
@@ -392,5 +261,5 @@ class RedisPacer:
         pause win), so that no host sees two requests closer than asked across the switch."""
         self._idle.pop(host, None)
         self.round_trips += 1
-        await self._adopt(keys=[self.key(host)],
-                          args=[repr(next_in), repr(paused_for), repr(self._keep)])
+        await self.program.run("adopt", [self.key(host)],
+                               [repr(next_in), repr(paused_for), repr(self._keep)])
