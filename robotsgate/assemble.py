@@ -14,8 +14,10 @@ from dataclasses import dataclass, field
 import certifi
 import httpx
 
+from robotsgate import signing
 from robotsgate.archive import RobotsArchive
 from robotsgate.audit import AuditLog
+from robotsgate.audit_chain import Chain
 from robotsgate.egress import EgressPolicy, Socket
 from robotsgate.exchange import Dialler, Exchange, Rules
 from robotsgate.fetch import Fetcher
@@ -163,10 +165,19 @@ def pages(settings: Settings, clocks: Clocks) -> Pages:
                             memory_ttl=settings.nofollow_ttl), clocks.clock, clocks.monotonic)
 
 
-def audit_log(settings: Settings) -> AuditLog:
+def audit_log(settings: Settings, chain: Chain | None = None,
+              clock: Callable[[], float] = time.time) -> AuditLog:
+    """The audit log; `chain`: this proxy's, which goes on from one audit log to the next."""
+    key = None
+    if settings.signing_key:
+        try:
+            key = signing.load(settings.signing_key)
+        except ValueError as exc:
+            raise ValueError(f"robots_signing_key: {exc}") from None
     try:
         return AuditLog(settings.audit_log, max_bytes=settings.audit_max_bytes,
-                        keep=settings.audit_keep)
+                        keep=settings.audit_keep, chain=chain, key=key,
+                        checkpoint_every=settings.audit_checkpoint, clock=clock)
     except OSError as exc:
         raise ValueError(f"robots_audit_log: cannot open {settings.audit_log!r}: "
                          f"{exc.strerror}") from exc

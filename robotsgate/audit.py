@@ -14,12 +14,15 @@ import contextlib
 import fcntl
 import json
 import os
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import MISSING, asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+from robotsgate.audit_chain import Chain
 from robotsgate.outcomes import Reason
+from robotsgate.signing import SigningKey
 
 # block: the proxy answered itself (403, 429, 503) and nothing of the request left;
 # would-block: it would have, in monitor mode;
@@ -90,6 +93,11 @@ class AuditRecord:
                                 "it declared anything", None)
     origin_status: int | None = _doc("for an answer withheld: the status of the origin's "
                                      "answer", None)
+    proxy: str | None = _doc("the id of the proxy that wrote it (its chain: several proxies "
+                             "may write one file)", None)
+    seq: int | None = _doc("its number in that proxy's chain: 1, 2, 3, ...", None)
+    prev: str | None = _doc("SHA-256 (hex) of the line that proxy wrote before it, without its "
+                            "newline; empty for its first", None)
 
     def to_json(self) -> str:
         """One JSON object; it may hold lone surrogates, see to_line()."""
@@ -116,10 +124,17 @@ def timestamp(seconds: float) -> str:
 
 
 class AuditLog:
-    """Appends records to a file, or to standard output for path "-"."""
+    """Appends records to a file, or to standard output for path "-"; with a `chain`, each
+    record linked to the one before and checkpoints signed (robotsgate.audit_chain)."""
 
-    def __init__(self, path: str, *, max_bytes: int = 0, keep: int = 5) -> None:
+    def __init__(self, path: str, *, max_bytes: int = 0, keep: int = 5,
+                 chain: Chain | None = None, key: SigningKey | None = None,
+                 checkpoint_every: int = 1000, clock: Callable[[], float] = time.time) -> None:
         self.path = path
+        self.chain = chain
+        self.key = key  # signs the chain's checkpoints
+        self.checkpoint_every = checkpoint_every  # records between checkpoints
+        self._clock = clock
         self.max_bytes = max_bytes  # 0: never rotate by size
         self.keep = keep  # rotated files kept: path.1 (newest) ... path.<keep>
         self._fd = 1 if path == "-" else self._open()
@@ -132,13 +147,41 @@ class AuditLog:
         return os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 
     def write(self, record: AuditRecord) -> None:
-        data = record.to_line()  # never raises, whatever the request carried
+        chain = self.chain
+        if chain is None:
+            data = record.to_line()  # never raises, whatever the request carried
+            if self._lock == -1:
+                self._write(data)
+                return
+            with self._locked():
+                self._rotate_if_full(len(data))
+                self._write(data)
+            return
         if self._lock == -1:
-            self._write(data)
+            self._write_linked(chain, record)
             return
         with self._locked():
-            self._rotate_if_full(len(data))
-            self._write(data)
+            # The size of a linked line is known before its link: the numbers are a few bytes.
+            self._rotate_if_full(len(record.to_line()) + 100)
+            self._write_linked(chain, record)
+
+    def _write_linked(self, chain: Chain, record: AuditRecord) -> None:
+        link = chain.record(record)
+        self._write(link.line)
+        chain.written(link)
+        if chain.since >= self.checkpoint_every:
+            self.checkpoint()
+
+    def checkpoint(self) -> None:
+        """A signed checkpoint of this proxy's chain, now (nothing without a key, or when the
+        last line is one)."""
+        chain, key = self.chain, self.key
+        if chain is None or key is None or self._fd == -1:
+            return
+        link = chain.checkpoint(timestamp(self._clock()), key)
+        if link is not None:
+            self._write(link.line)
+            chain.written(link, checkpoint=True)
 
     def _write(self, data: bytes) -> None:
         written = os.write(self._fd, data)
@@ -158,6 +201,8 @@ class AuditLog:
         if self._fd in (1, -1):
             return  # standard output, or closed
         fd = self._open()  # first: when this fails, records keep going to the old file
+        with contextlib.suppress(OSError):  # the old file's last word, when it can take it
+            self.checkpoint()
         os.close(self._fd)
         self._fd = fd
 
@@ -185,6 +230,9 @@ class AuditLog:
         return (on_disk.st_dev, on_disk.st_ino) == (mine.st_dev, mine.st_ino)
 
     def close(self) -> None:
+        if self._fd != -1:
+            with contextlib.suppress(OSError):
+                self.checkpoint()  # what was written last is covered too
         if self._fd not in (1, -1):
             os.close(self._fd)
             self._fd = -1

@@ -138,6 +138,14 @@ class Settings:
     audit_keep: int = _option(
         5, "Rotated audit logs kept by robots_audit_max_bytes: FILE.1 ... FILE.N.",
         bounds=(1, 1000), rebuilds=Rebuilds.AUDIT)
+    signing_key: str = _option(
+        "", "The proxy's Ed25519 key (a PEM file readable by its owner only; robotsgate keygen "
+        "FILE makes one): it signs the audit log's checkpoints, so that robotsgate verify shows "
+        "any line changed, removed or inserted. Empty: records are chained, nothing is signed.",
+        rebuilds=Rebuilds.AUDIT)
+    audit_checkpoint: int = _option(
+        1000, "Audit records between two signed checkpoints (with robots_signing_key; also at "
+        "rotation, reopening and shutdown).", bounds=(1, 10**9), rebuilds=Rebuilds.AUDIT)
     cache_ttl: int = _option(
         86_400, "Seconds a robots.txt is used before it is fetched again, at most 86400 (RFC 9309 "
         "§2.4); a shorter Cache-Control max-age wins, no-cache and no-store mean every request "

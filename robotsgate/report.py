@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from typing import IO, Any
 from urllib.parse import urlsplit
 
+from robotsgate.audit_chain import CHECKPOINT
 from robotsgate.report_counts import Breakdown, TopCounts
 
 # Refusals: a request that never left (block), one that would not have (would-block), an answer
@@ -329,6 +330,8 @@ def read(streams: Iterable[tuple[str, IO[bytes]]], *, since: float | None = None
             if record is None or when is None:
                 summary.skip(f"{name}:{number}")
                 continue
+            if record.get("event") == CHECKPOINT:
+                continue  # the chain's, not a request's (robotsgate verify reads those)
             if (since is not None and when < since) or (until is not None and when >= until):
                 continue
             if only is not None and not only.wants(record):

@@ -1,10 +1,11 @@
-"""`robotsgate serve | check | lint | report | show`: the operator's commands, one module each.
+"""`robotsgate serve | check | lint | report | show | keygen | verify`: the operator's commands.
 
 - serve: start the proxy (mitmdump with robotsgate's addons)
 - check: would this URL be allowed for this bot, and why?
 - lint: is this robots.txt well written?
 - report: what were our bots blocked from, and on what grounds?
 - show: the archived robots.txt behind an audit record
+- keygen, verify: the key that signs the audit log; the check that a log is the proxy's own
 
 Exit status: 0 allowed / clean / done, 1 disallowed / findings, 2 error (including bad usage).
 """
@@ -14,10 +15,10 @@ import sys
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 
-from robotsgate.cli import check, lint, report, serve, show
+from robotsgate.cli import check, evidence, lint, report, serve, show
 from robotsgate.cli.common import ERROR, CliError
 
-_COMMANDS = ("serve", "check", "lint", "report", "show")
+_COMMANDS = ("serve", "check", "lint", "report", "show", "keygen", "verify")
 
 
 def _version() -> str:
@@ -37,6 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in (serve, check, lint, report, show):  # in the order --help lists them
         command.add_parser(commands)
+    evidence.add_parsers(commands)
     commands.add_parser("help", help="this help, or a command's: robotsgate help COMMAND",
                         add_help=False)
     return parser

@@ -23,6 +23,7 @@ from mitmproxy import ctx, exceptions, http
 
 from robotsgate import assemble
 from robotsgate.assemble import Clocks, Services, Upstream
+from robotsgate.audit_chain import Chain, proxy_id
 from robotsgate.egress import Socket
 from robotsgate.exchange import Exchange
 from robotsgate.gate import Gate
@@ -89,6 +90,8 @@ class Runtime:
         self._metrics_server: MetricsServer | None = None
         self._sighup = False
         self._start_errors: list[str] = []  # what stops the start, each said once
+        # This proxy's chain of audit records, from one audit log to the next (audit_chain.py).
+        self._chain = Chain(proxy_id())
 
     @property
     def live(self) -> Live:
@@ -227,7 +230,7 @@ class Runtime:
         try:
             # Everything new is built before anything old is replaced: a bad value changes
             # nothing (mitmproxy then puts the option back as it was).
-            audit = assemble.audit_log(settings) \
+            audit = assemble.audit_log(settings, self._chain, self.clocks.clock) \
                 if Rebuilds.AUDIT in changed or self._sink is None else None
             try:
                 services = assemble.services(settings, upstream, self.clocks, self.metrics,
@@ -276,8 +279,10 @@ class Runtime:
         self.set_listening(tuple(Socket(host, port) for host, port in compat.listening()),
                            authenticated=authenticated)
         live = self.live
+        audit = self._sink.audit if self._sink is not None else None
         logger.info(summary(live.settings, metrics=self._metrics_server,
-                            proxyauth=authenticated))
+                            proxyauth=authenticated, chain=self._chain.proxy,
+                            signer=audit.key.public.keyid if audit and audit.key else None))
         if live.services.fleet is not None:
             # Watch the fleet's Redis from the start: one that cannot be reached is said at
             # once, not at the first request.
@@ -402,8 +407,8 @@ def _count(count: int, noun: str) -> str:
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
-def summary(settings: Settings, *, metrics: MetricsServer | None, proxyauth: bool = False
-            ) -> str:
+def summary(settings: Settings, *, metrics: MetricsServer | None, proxyauth: bool = False,
+            chain: str | None = None, signer: str | None = None) -> str:
     """One line that says what is in force, so that a mistake shows at once."""
     if settings.agent:
         agent = f"as {settings.agent} (robots_agent)"
@@ -419,6 +424,9 @@ def summary(settings: Settings, *, metrics: MetricsServer | None, proxyauth: boo
         agent += f", {_count(len(settings.purposes), 'purpose mapping')} (robots_purposes)"
     audit = "standard output" if settings.audit_log == "-" else \
         os.path.abspath(settings.audit_log)
+    if chain:
+        audit += f" (chained as proxy {chain}" + \
+            (f", checkpoints signed by key {signer})" if signer else ", unsigned)")
     store = f"Redis {redacted(settings.redis)} (fallback {settings.redis_fallback})" \
         if settings.redis else "this process's memory"
     served = f"http://{metrics.host}:{metrics.port}/metrics" if metrics else "off"

@@ -1,0 +1,292 @@
+"""Checking an audit log's chains (robotsgate.audit_chain): which line was changed, removed,
+inserted or moved, and how much of each proxy's chain a signature vouches for.
+
+The files are read in the order given (oldest first: FILE.2 FILE.1 FILE), each proxy's lines in
+the order they stand. With public keys, a checkpoint whose signature verifies is the anchor:
+from the last such one of a proxy, its chain is walked back through the hashes each line names,
+and every line reached is the proxy's own. On that walk, a hash that no line has is a line
+changed (a line with the number the walk expects is there, and hashes otherwise) or removed
+(none is); a line of that proxy that the walk does not reach, up to the anchor, was inserted;
+one reached but standing out of order was moved. After the anchor, and for a proxy with no
+signed checkpoint, the chain is followed forward: that finds an edit made without recomputing
+the hashes, not one made with them.
+
+What a chain cannot show, and verify says instead: lines after a proxy's last checkpoint are
+vouched for by nothing but the chain; a file cut at a line boundary after a checkpoint, or the
+first lines of the oldest file given, leave no trace in the file itself (give the older files
+too, and keep them).
+"""
+
+import base64
+import bisect
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import IO
+
+from robotsgate.audit_chain import CHECKPOINT, GENESIS, digest, signed_text
+from robotsgate.signing import PublicKey
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    file: str
+    line: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+@dataclass(slots=True)
+class _Entry:
+    place: Place
+    order: int  # its position among all lines read
+    seq: int
+    prev: str
+    digest: str
+    checkpoint: bool
+    signed: bool | None = None  # a checkpoint's signature verified (None: not checked)
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    place: Place | None
+    what: str
+
+    def __str__(self) -> str:
+        return f"{self.place}: {self.what}" if self.place else self.what
+
+
+@dataclass(slots=True)
+class Report:
+    problems: list[Problem] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    lines: int = 0  # non-empty lines read
+    chained: int = 0  # of which records and checkpoints in a chain
+    unchained: int = 0  # records without chain fields (written before chaining)
+    vouched: int = 0  # lines up to a verified checkpoint, its own included
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems and self.chained > 0
+
+
+def verify(streams: Iterable[tuple[str, IO[bytes]]], keys: list[PublicKey]) -> Report:
+    """Every chain in `streams` (name, binary stream), checked against `keys` (none: the
+    chains alone)."""
+    report = Report()
+    by_key = {key.keyid: key for key in keys}
+    chains: dict[str, list[_Entry]] = {}
+    broken: list[tuple[int, Place]] = []  # lines that are not records at all: (order, place)
+    order = 0
+    for name, stream in streams:
+        number = 0
+        for raw in stream:
+            number += 1
+            if not raw.strip():
+                continue
+            order += 1
+            report.lines += 1
+            place = Place(name, number)
+            entry = _entry(raw, place, order, by_key, report)
+            if entry is None:
+                broken.append((order, place))
+            elif isinstance(entry, tuple):
+                chains.setdefault(entry[0], []).append(entry[1])
+                report.chained += 1
+    for order_, place in broken:
+        report.problems.append(Problem(place, _broken_what(place, order_, order)))
+    broken_orders = [order_ for order_, _ in broken]
+    for proxy, entries in chains.items():
+        _check(proxy, entries, report, bool(keys), broken_orders)
+    if report.chained and report.unchained:
+        report.notes.append(f"{report.unchained} record(s) carry no chain: written before "
+                            f"chaining, or by something else (they are vouched for by nothing)")
+    if not report.chained:
+        report.notes.append("no chained records: nothing here can be verified")
+    report.problems.sort(key=lambda p: (p.place.file, p.place.line) if p.place else ("", 0))
+    return report
+
+
+def _broken_what(place: Place, order: int, last: int) -> str:
+    if order == last:
+        return "not a whole record: the file was cut short here, or this line was changed"
+    return "not a record: this line was changed"
+
+
+def _entry(raw: bytes, place: Place, order: int, by_key: dict[str, PublicKey],
+           report: Report) -> "tuple[str, _Entry] | bool | None":
+    """(proxy, entry) for a chained line; True for a record without a chain; None for a
+    line that is not a record."""
+    if not raw.endswith(b"\n"):
+        return None  # the last line of a file cut short (every line is written whole)
+    try:
+        record = json.loads(raw)
+    except ValueError:
+        return None
+    if not isinstance(record, dict) or not isinstance(record.get("ts"), str):
+        return None
+    proxy, seq, prev = record.get("proxy"), record.get("seq"), record.get("prev")
+    if proxy is None and seq is None and prev is None:
+        report.unchained += 1
+        return True
+    if not (isinstance(proxy, str) and isinstance(seq, int) and isinstance(prev, str)):
+        return None
+    checkpoint = record.get("event") == CHECKPOINT
+    entry = _Entry(place, order, seq, prev, digest(raw), checkpoint)
+    if checkpoint and by_key:
+        entry.signed = _signed(record, proxy, seq, prev, by_key)
+        if not entry.signed:
+            report.problems.append(Problem(place, _unsigned_what(record, by_key)))
+    return proxy, entry
+
+
+def _signed(record: dict[str, object], proxy: str, seq: int, prev: str,
+            by_key: dict[str, PublicKey]) -> bool:
+    keyid, sig, ts = record.get("keyid"), record.get("sig"), record.get("ts")
+    key = by_key.get(keyid) if isinstance(keyid, str) else None
+    if key is None or not isinstance(sig, str) or not isinstance(ts, str):
+        return False
+    try:
+        signature = base64.urlsafe_b64decode(sig + "=" * (-len(sig) % 4))
+    except ValueError:
+        return False
+    assert isinstance(keyid, str)
+    return key.verifies(signature, signed_text(proxy, seq, prev, ts, keyid))
+
+
+def _unsigned_what(record: dict[str, object], by_key: dict[str, PublicKey]) -> str:
+    if record.get("keyid") not in by_key:
+        return f"checkpoint signed with a key not given (keyid {record.get('keyid')!r})"
+    return "checkpoint whose signature does not verify: this line was changed or forged"
+
+
+def _check(proxy: str, entries: list[_Entry], report: Report, keyed: bool,
+           broken: list[int]) -> None:
+    anchors = [entry for entry in entries if entry.signed]
+    if anchors:
+        anchor = max(anchors, key=lambda entry: entry.seq)
+        reached = _walk_back(proxy, entries, anchor, report, broken)
+        report.vouched += len(reached)
+        inserted = [entry for entry in entries
+                    if id(entry) not in reached and entry.seq <= anchor.seq
+                    and entry.order < anchor.order]
+        for entry in inserted:
+            report.problems.append(Problem(entry.place, f"inserted: proxy {proxy}'s chain does "
+                                                        f"not lead through this line"))
+        walked = sorted((entry for entry in entries if id(entry) in reached),
+                        key=lambda entry: entry.seq)
+        for entry in _out_of_place(walked):
+            report.problems.append(Problem(entry.place, f"moved: record {entry.seq} of proxy "
+                                                        f"{proxy} is out of its place"))
+        tail = [entry for entry in entries if entry.order > anchor.order]
+        _walk_forward(proxy, anchor, tail, report, broken)
+        if tail:
+            report.notes.append(f"proxy {proxy}: {len(tail)} line(s) after its last signed "
+                                f"checkpoint ({anchor.place}) are vouched for by the chain "
+                                f"alone")
+    else:
+        _walk_forward(proxy, None, entries, report, broken)
+        if keyed:
+            report.notes.append(f"proxy {proxy}: no signed checkpoint; its {len(entries)} "
+                                f"line(s) are vouched for by the chain alone")
+    first = min(entries, key=lambda entry: entry.order)
+    if first.prev != GENESIS and first.seq > 1:
+        report.notes.append(f"proxy {proxy}: its chain begins at record {first.seq} "
+                            f"({first.place}): the records before it are in an older file")
+
+
+def _out_of_place(entries: list[_Entry]) -> list[_Entry]:
+    """Of entries in the order of their numbers, those not standing in that order in the file:
+    the fewest whose removal leaves the rest in order (the complement of a longest increasing
+    run of their positions), so that two lines swapped are the two named."""
+    tails: list[int] = []  # tails[k]: index of the last entry of the best run of length k + 1
+    before: list[int] = [-1] * len(entries)
+    for index, entry in enumerate(entries):
+        k = bisect.bisect_left([entries[t].order for t in tails], entry.order)
+        if k:
+            before[index] = tails[k - 1]
+        if k == len(tails):
+            tails.append(index)
+        else:
+            tails[k] = index
+    kept = set()
+    index = tails[-1] if tails else -1
+    while index != -1:
+        kept.add(index)
+        index = before[index]
+    return [entry for index, entry in enumerate(entries) if index not in kept]
+
+
+def _between(broken: list[int], after: int, before: int) -> bool:
+    """Whether a line that is not a record stands between two positions: a record changed
+    past reading, said already, rather than one removed."""
+    return any(after < order < before for order in broken)
+
+
+def _walk_back(proxy: str, entries: list[_Entry], anchor: _Entry, report: Report,
+               broken: list[int]) -> set[int]:
+    """ids of the entries the anchor's chain leads through, from the anchor back."""
+    by_digest = {entry.digest: entry for entry in entries}
+    by_seq: dict[int, list[_Entry]] = {}
+    for entry in entries:
+        by_seq.setdefault(entry.seq, []).append(entry)
+    lowest = min(entry.seq for entry in entries)
+    reached = {id(anchor)}
+    current = anchor
+    while current.prev != GENESIS and current.seq > lowest:
+        found = by_digest.get(current.prev)
+        if found is not None and found.seq == current.seq - 1:
+            reached.add(id(found))
+            current = found
+            continue
+        candidates = [entry for entry in by_seq.get(current.seq - 1, ())
+                      if id(entry) not in reached and entry.order < current.order]
+        if candidates:
+            changed = max(candidates, key=lambda entry: entry.order)
+            report.problems.append(Problem(changed.place, f"changed: record {changed.seq} of "
+                                                          f"proxy {proxy} is not the one the "
+                                                          f"next names"))
+            reached.add(id(changed))
+            current = changed
+            continue
+        earlier = [entry for entry in entries if entry.seq < current.seq - 1 and
+                   id(entry) not in reached and entry.order < current.order]
+        previous = max(earlier, key=lambda entry: entry.seq) if earlier else None
+        if not _between(broken, previous.order if previous else 0, current.order):
+            report.problems.append(Problem(current.place, f"removed: record {current.seq - 1}"
+                                                          f" of proxy {proxy}, before this "
+                                                          f"line"))
+        if previous is None:
+            break
+        current = previous
+        reached.add(id(current))
+    return reached
+
+
+def _walk_forward(proxy: str, start: _Entry | None, entries: list[_Entry], report: Report,
+                  broken: list[int]) -> None:
+    """Each line names the one before and counts on from it; a line that repeats or goes
+    back is inserted (the one before stays the chain's)."""
+    last = start
+    for entry in entries:
+        if last is None:
+            last = entry
+            continue
+        if entry.seq <= last.seq:
+            report.problems.append(Problem(entry.place, f"inserted: record {entry.seq} of "
+                                                        f"proxy {proxy} again, after "
+                                                        f"{last.place}"))
+            continue
+        if entry.seq > last.seq + 1 and _between(broken, last.order, entry.order):
+            pass  # a record changed past reading stands there: said already
+        elif entry.seq > last.seq + 1:
+            missing = f"{last.seq + 1}" if entry.seq == last.seq + 2 else \
+                f"{last.seq + 1} to {entry.seq - 1}"
+            report.problems.append(Problem(entry.place, f"removed: record(s) {missing} of "
+                                                        f"proxy {proxy}, before this line"))
+        elif entry.prev != last.digest:
+            report.problems.append(Problem(last.place, f"changed: record {last.seq} of proxy "
+                                                       f"{proxy} is not the one the next "
+                                                       f"({entry.place}) names"))
+        last = entry

@@ -1,0 +1,287 @@
+"""The audit log's chain and signed checkpoints (robotsgate.audit_chain), and `verify`
+(robotsgate.audit_verify): a log as written verifies; each kind of edit is named at its line."""
+
+import io
+import itertools
+import json
+import os
+import stat
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+
+from robotsgate import report, signing
+from robotsgate.audit import AuditLog, AuditRecord
+from robotsgate.audit_chain import CHECKPOINT, GENESIS, Chain, digest
+from robotsgate.audit_verify import Report, verify
+from robotsgate.outcomes import Reason
+
+
+def record(n: int) -> AuditRecord:
+    return AuditRecord(ts=f"2026-11-27T12:00:{n % 60:02d}.000+00:00", event="block",
+                       reason=Reason.DISALLOWED, status=403, agent="TrialBot",
+                       user_agent="TrialBot/1.0", client="127.0.0.1:5000", method="GET",
+                       url=f"http://a.example/private/{n}", robots_url="http://a.example/robots.txt",
+                       robots_status=200, robots_fetched_at=None, robots_sha256=None,
+                       group="*", rule="Disallow: /private", line=2, delay_ms=0, mode="enforce")
+
+
+@pytest.fixture
+def key(tmp_path: Path) -> signing.SigningKey:
+    return signing.generate(str(tmp_path / "key.pem"))
+
+
+def written(path: Path, count: int, key: signing.SigningKey | None, *, every: int = 4,
+            chain: Chain | None = None, **options: int) -> Chain:
+    chain = chain or Chain("proxy-a")
+    log = AuditLog(str(path), chain=chain, key=key, checkpoint_every=every,
+                   clock=lambda: 1_800_000_000.0, **options)
+    for n in range(count):
+        log.write(record(n))
+    log.close()
+    return chain
+
+
+def checked(key: signing.SigningKey | None, *paths: Path) -> Report:
+    streams = [(str(path), io.BytesIO(path.read_bytes())) for path in paths]
+    return verify(streams, [key.public] if key else [])
+
+
+def lines_of(path: Path) -> list[bytes]:
+    return path.read_bytes().splitlines(keepends=True)
+
+
+def said(result: Report) -> list[str]:
+    return [str(problem) for problem in result.problems]
+
+
+def test_each_record_names_the_line_before_it_and_checkpoints_are_signed(
+        tmp_path: Path, key: signing.SigningKey) -> None:
+    log = tmp_path / "audit.jsonl"
+    written(log, 10, key, every=4)
+    lines = lines_of(log)
+    parsed = [json.loads(line) for line in lines]
+    # 4 records, a checkpoint, 4 records, a checkpoint, 2 records, the last one at close
+    assert [p["event"] for p in parsed] == ["block"] * 4 + [CHECKPOINT] + ["block"] * 4 + \
+        [CHECKPOINT] + ["block"] * 2 + [CHECKPOINT]
+    assert [p["seq"] for p in parsed] == list(range(1, 14))
+    assert parsed[0]["prev"] == GENESIS
+    for before, line in zip(lines, parsed[1:], strict=False):
+        assert line["prev"] == digest(before)
+    assert {p["proxy"] for p in parsed} == {"proxy-a"}
+    assert parsed[4]["keyid"] == key.public.keyid
+    result = checked(key, log)
+    assert result.ok and said(result) == [] and result.vouched == 13
+
+
+def test_a_log_closed_twice_or_reopened_with_nothing_new_gets_no_empty_checkpoint(
+        tmp_path: Path, key: signing.SigningKey) -> None:
+    log = tmp_path / "audit.jsonl"
+    audit = AuditLog(str(log), chain=Chain("p"), key=key, checkpoint_every=100)
+    audit.write(record(1))
+    audit.reopen()
+    audit.reopen()
+    audit.close()
+    assert [json.loads(line)["event"] for line in lines_of(log)] == ["block", CHECKPOINT]
+
+
+def tampered(tmp_path: Path, key: signing.SigningKey,
+             edit: Callable[[list[bytes]], list[bytes]]) -> Report:
+    log = tmp_path / "audit.jsonl"
+    written(log, 10, key, every=4)
+    log.write_bytes(b"".join(edit(lines_of(log))))
+    return checked(key, log)
+
+
+def test_one_changed_byte_is_named(tmp_path: Path, key: signing.SigningKey) -> None:
+    def edit(lines: list[bytes]) -> list[bytes]:
+        lines[2] = lines[2].replace(b"/private/2", b"/private/3")
+        return lines
+
+    result = tampered(tmp_path, key, edit)
+    assert not result.ok
+    assert said(result) == [f"{tmp_path / 'audit.jsonl'}:3: changed: record 3 of proxy proxy-a "
+                            f"is not the one the next names"]
+
+
+def test_a_change_that_breaks_the_line_is_named_once(tmp_path: Path,
+                                                     key: signing.SigningKey) -> None:
+    def edit(lines: list[bytes]) -> list[bytes]:
+        lines[6] = lines[6][:40] + b"\n"
+        return lines
+
+    result = tampered(tmp_path, key, edit)
+    assert said(result) == [f"{tmp_path / 'audit.jsonl'}:7: not a record: this line was changed"]
+
+
+def test_a_removed_line_is_named(tmp_path: Path, key: signing.SigningKey) -> None:
+    result = tampered(tmp_path, key, lambda lines: lines[:5] + lines[6:])
+    assert said(result) == [f"{tmp_path / 'audit.jsonl'}:6: removed: record 6 of proxy "
+                            f"proxy-a, before this line"]
+
+
+def test_an_inserted_line_is_named_even_with_its_hashes_right(
+        tmp_path: Path, key: signing.SigningKey) -> None:
+    def edit(lines: list[bytes]) -> list[bytes]:
+        # A forged record after line 2 that names line 2 and says it is the 3rd.
+        forged = json.loads(lines[2])
+        forged["url"] = "http://a.example/never-asked"
+        forged["prev"] = digest(lines[1])
+        return [*lines[:2], json.dumps(forged).encode() + b"\n", *lines[2:]]
+
+    result = tampered(tmp_path, key, edit)
+    assert said(result) == [f"{tmp_path / 'audit.jsonl'}:3: inserted: proxy proxy-a's chain "
+                            f"does not lead through this line"]
+
+
+def test_swapped_checkpoints_are_named(tmp_path: Path, key: signing.SigningKey) -> None:
+    def edit(lines: list[bytes]) -> list[bytes]:
+        lines[4], lines[9] = lines[9], lines[4]  # the first two checkpoints trade places
+        return lines
+
+    result = tampered(tmp_path, key, edit)
+    log = tmp_path / "audit.jsonl"
+    assert said(result) == [f"{log}:5: moved: record 10 of proxy proxy-a is out of its place",
+                            f"{log}:10: moved: record 5 of proxy proxy-a is out of its place"]
+
+
+def test_a_forged_checkpoint_is_named(tmp_path: Path, key: signing.SigningKey) -> None:
+    def edit(lines: list[bytes]) -> list[bytes]:
+        checkpoint = json.loads(lines[9])
+        checkpoint["ts"] = "2030-01-01T00:00:00.000+00:00"
+        lines[9] = json.dumps(checkpoint).encode() + b"\n"
+        return lines
+
+    result = tampered(tmp_path, key, edit)
+    assert f"{tmp_path / 'audit.jsonl'}:10: checkpoint whose signature does not verify: this " \
+           f"line was changed or forged" in said(result)
+
+
+def test_a_file_cut_short_is_named(tmp_path: Path, key: signing.SigningKey) -> None:
+    log = tmp_path / "audit.jsonl"
+    written(log, 10, key, every=4)
+    data = log.read_bytes()
+    log.write_bytes(data[:len(data) - 30])
+    result = checked(key, log)
+    assert said(result) == [f"{log}:13: not a whole record: the file was cut short here, or "
+                            f"this line was changed"]
+    assert any("after its last signed checkpoint" in note for note in result.notes)
+
+
+def test_a_checkpoint_signed_with_another_key_vouches_for_nothing(
+        tmp_path: Path, key: signing.SigningKey) -> None:
+    log = tmp_path / "audit.jsonl"
+    written(log, 3, key)
+    other = signing.generate(str(tmp_path / "other.pem"))
+    result = checked(other, log)
+    assert said(result) == [f"{log}:4: checkpoint signed with a key not given (keyid "
+                            f"'{key.public.keyid}')"]
+    assert result.vouched == 0
+
+
+def test_without_a_key_the_chain_still_shows_a_naive_edit(tmp_path: Path) -> None:
+    log = tmp_path / "audit.jsonl"
+    written(log, 5, None)
+    assert CHECKPOINT.encode() not in log.read_bytes()  # nothing signs without a key
+    assert checked(None, log).ok
+    lines = lines_of(log)
+    lines[1] = lines[1].replace(b"/private/1", b"/public/1")
+    log.write_bytes(b"".join(lines))
+    assert said(checked(None, log)) == [f"{log}:2: changed: record 2 of proxy proxy-a is not "
+                                        f"the one the next ({log}:3) names"]
+
+
+def test_the_chain_goes_on_across_rotation(tmp_path: Path, key: signing.SigningKey) -> None:
+    log = tmp_path / "audit.jsonl"
+    written(log, 30, key, every=1000, max_bytes=3000, keep=20)
+    rotated = [p for p in tmp_path.glob("audit.jsonl.*") if p.suffix[1:].isdigit()]
+    files = [*sorted(rotated, key=lambda p: -int(p.suffix[1:])), log]  # oldest first
+    assert len(files) >= 4
+    for older, newer in itertools.pairwise(files):
+        last = lines_of(older)[-1]
+        assert json.loads(last)["event"] == CHECKPOINT  # each file ends with its checkpoint
+        assert json.loads(lines_of(newer)[0])["prev"] == digest(last)
+    result = checked(key, *files)
+    assert result.ok, said(result)
+    # The newest file alone: its chain begins in an older one, which verify says.
+    alone = checked(key, log)
+    assert alone.ok and any("begins at record" in note for note in alone.notes)
+
+
+def test_two_proxies_writing_one_file_keep_a_chain_each(tmp_path: Path,
+                                                        key: signing.SigningKey) -> None:
+    log = tmp_path / "audit.jsonl"
+    a = AuditLog(str(log), chain=Chain("a"), key=key, checkpoint_every=3)
+    b = AuditLog(str(log), chain=Chain("b"), key=key, checkpoint_every=3)
+    for n in range(7):
+        (a if n % 2 else b).write(record(n))
+        b.write(record(n + 100))
+    a.close()
+    b.close()
+    assert {json.loads(line)["proxy"] for line in lines_of(log)} == {"a", "b"}
+    assert checked(key, log).ok
+    lines = lines_of(log)
+    removed = next(i for i, line in enumerate(lines) if json.loads(line)["proxy"] == "a" and
+                   json.loads(line)["seq"] == 2)
+    log.write_bytes(b"".join(lines[:removed] + lines[removed + 1:]))
+    assert [problem.what for problem in checked(key, log).problems] == \
+        ["removed: record 2 of proxy a, before this line"]
+
+
+def test_an_unchained_log_reads_in_report_but_does_not_verify(tmp_path: Path) -> None:
+    log = tmp_path / "old.jsonl"
+    plain = AuditLog(str(log))
+    plain.write(record(1))
+    plain.close()
+    result = checked(None, log)
+    assert not result.ok and result.unchained == 1
+    assert "no chained records: nothing here can be verified" in result.notes
+    with log.open("rb") as stream:
+        assert report.read([("old.jsonl", stream)]).blocks == 1
+
+
+def test_report_counts_records_not_checkpoints(tmp_path: Path, key: signing.SigningKey) -> None:
+    log = tmp_path / "audit.jsonl"
+    written(log, 5, key, every=2)
+    with log.open("rb") as stream:
+        summary = report.read([("audit.jsonl", stream)])
+    assert summary.records == 5 and summary.blocks == 5 and summary.skipped == 0
+
+
+def test_the_key_id_is_the_rfc7638_thumbprint() -> None:
+    # RFC 8037 Appendix A.2 and A.3: the example Ed25519 public key and its thumbprint.
+    public = signing.PublicKey(signing._unb64url("11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"))
+    assert public.keyid == "kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k"
+
+
+def test_a_key_readable_by_others_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "key.pem"
+    signing.generate(str(path))
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    os.chmod(path, 0o644)
+    with pytest.raises(ValueError, match="may be read by others"):
+        signing.load(str(path))
+
+
+def test_a_key_that_is_not_ed25519_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "ec.pem"
+    path.write_bytes(ec.generate_private_key(ec.SECP256R1()).private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption()))
+    os.chmod(path, 0o600)
+    with pytest.raises(ValueError, match="is not an Ed25519 key"):
+        signing.load(str(path))
+
+
+def test_public_keys_read_from_a_pem_or_a_key_set(tmp_path: Path,
+                                                  key: signing.SigningKey) -> None:
+    jwks = tmp_path / "keys.json"
+    jwks.write_text(json.dumps({"keys": [key.public.jwk()]}))
+    assert signing.public_keys(key.path) == [key.public]
+    assert signing.public_keys(str(jwks)) == [key.public]
+    jwks.write_text(json.dumps({"keys": [{"kty": "RSA", "n": "x", "e": "AQAB"}]}))
+    with pytest.raises(ValueError, match="holds no Ed25519 key"):
+        signing.public_keys(str(jwks))
