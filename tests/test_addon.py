@@ -54,9 +54,13 @@ def gate(origins: Origins, audit_path: Path):
         yield addon, addon.tctx
 
 
-async def test_allowed_request_is_left_alone(gate):
+@pytest.mark.parametrize("url", [
+    "http://example.com/public",
+    "http://example.com/private/ok/page",  # Allow: /private/ok wins over Disallow: /private
+], ids=["no-rule", "allow-rule-wins-over-shorter-disallow"])
+async def test_allowed_request_is_left_alone(gate, url: str):
     addon, _ = gate
-    f = flow("http://example.com/public")
+    f = flow(url)
     await addon.request(f)
     assert f.response is None
 
@@ -88,13 +92,6 @@ async def test_audit_sha256_identifies_the_body(gate, audit_path):
     addon, _ = gate
     await addon.request(flow("http://example.com/private"))
     assert records(audit_path)[0]["robots_sha256"] == hashlib.sha256(ROBOTS).hexdigest()
-
-
-async def test_allow_rule_wins_over_shorter_disallow(gate):
-    addon, _ = gate
-    f = flow("http://example.com/private/ok/page")
-    await addon.request(f)
-    assert f.response is None
 
 
 async def test_unreachable_robots_txt_is_503_with_retry_after(gate, audit_path):

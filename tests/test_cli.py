@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from e2e.machine import clean_env
-from e2e.origins import Origin, Reply
+from e2e.origins import Origin, Reply, serving
 
 from robotsgate.protocol import MAX_BYTES
 
@@ -63,10 +63,8 @@ def field(output: str, name: str) -> str:
 
 @pytest.fixture
 def site() -> Iterator[Origin]:
-    origin = Origin("127.0.0.1")
-    origin.set_robots(ROBOTS)
-    yield origin
-    origin.stop()
+    with serving(ROBOTS) as origin:
+        yield origin
 
 
 # -- check ------------------------------------------------------------------------------------

@@ -5,10 +5,17 @@ import asyncio
 import pytest
 from support.clock import FakeClock
 
-from robotsgate.state.departures import Departures
+from robotsgate.state.departures import CONFIRM_TIMEOUT, Departures
 
 # Small numbers: pytest.approx's relative tolerance would swallow milliseconds at 1.7e9.
 START = 1000.0
+
+
+def on_a_fake_clock(confirm_timeout: float = CONFIRM_TIMEOUT) -> tuple[FakeClock, Departures]:
+    """Departures of up to ten hosts whose time (``monotonic`` and ``sleep``) is one FakeClock's,
+    at START."""
+    clock = FakeClock(START)
+    return clock, Departures(clock, clock.sleep, max_hosts=10, confirm_timeout=confirm_timeout)
 
 
 async def release(departures: Departures, flow: str, *, interval: float = 1.0,
@@ -18,8 +25,7 @@ async def release(departures: Departures, flow: str, *, interval: float = 1.0,
 
 
 async def test_a_late_departure_pushes_the_next_request_back() -> None:
-    clock = FakeClock(START)
-    departures = Departures(clock, clock.sleep, max_hosts=10)
+    clock, departures = on_a_fake_clock()
     await release(departures, "first")
     released = clock.now
     clock.now += 0.030  # its connection took 30 ms to open: that is when it left
@@ -30,8 +36,7 @@ async def test_a_late_departure_pushes_the_next_request_back() -> None:
 
 
 async def test_another_clients_connection_to_the_host_confirms_nothing() -> None:
-    clock = FakeClock(START)
-    departures = Departures(clock, clock.sleep, max_hosts=10)
+    clock, departures = on_a_fake_clock()
     async with departures.turn("a.example", 1.0, "first", tls=True, client="bot"):
         pass
     released = clock.now
@@ -45,8 +50,7 @@ async def test_another_clients_connection_to_the_host_confirms_nothing() -> None
 
 
 async def test_a_request_on_an_open_connection_left_when_it_was_released() -> None:
-    clock = FakeClock(START)
-    departures = Departures(clock, clock.sleep, max_hosts=10)
+    clock, departures = on_a_fake_clock()
     await release(departures, "first")
     clock.now += 0.5  # its answer came half a second later, with no connection opened for it
     departures.settled("a.example", "first")
@@ -55,8 +59,7 @@ async def test_a_request_on_an_open_connection_left_when_it_was_released() -> No
 
 
 async def test_https_leaves_once_the_handshake_is_done() -> None:
-    clock = FakeClock(START)
-    departures = Departures(clock, clock.sleep, max_hosts=10)
+    clock, departures = on_a_fake_clock()
     await release(departures, "first", tls=True)
     released = clock.now
     clock.now += 0.010
@@ -68,8 +71,7 @@ async def test_https_leaves_once_the_handshake_is_done() -> None:
 
 
 async def test_the_next_request_waits_for_the_previous_to_be_confirmed() -> None:
-    clock = FakeClock(START)
-    departures = Departures(clock, clock.sleep, max_hosts=10)
+    clock, departures = on_a_fake_clock()
     await release(departures, "first")
     second = asyncio.create_task(release(departures, "second"))
     for _ in range(5):
@@ -82,8 +84,7 @@ async def test_the_next_request_waits_for_the_previous_to_be_confirmed() -> None
 
 
 async def test_turns_are_taken_in_arrival_order() -> None:
-    clock = FakeClock(START)
-    departures = Departures(clock, clock.sleep, max_hosts=10)
+    clock, departures = on_a_fake_clock()
     order: list[str] = []
 
     async def one(flow: str) -> None:
@@ -97,8 +98,7 @@ async def test_turns_are_taken_in_arrival_order() -> None:
 
 
 async def test_an_answer_to_another_request_confirms_nothing() -> None:
-    clock = FakeClock(START)
-    departures = Departures(clock, clock.sleep, max_hosts=10, confirm_timeout=0.05)
+    clock, departures = on_a_fake_clock(confirm_timeout=0.05)
     await release(departures, "first")
     departures.settled("a.example", "someone-else")
     clock.now += 3.0
@@ -108,8 +108,7 @@ async def test_an_answer_to_another_request_confirms_nothing() -> None:
 
 
 async def test_hosts_do_not_wait_for_each_other() -> None:
-    clock = FakeClock(START)
-    departures = Departures(clock, clock.sleep, max_hosts=10)
+    clock, departures = on_a_fake_clock()
     await release(departures, "first", host="a.example")
     await release(departures, "second", host="b.example")
     assert clock.sleeps == []

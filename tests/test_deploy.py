@@ -29,8 +29,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from e2e.machine import REPO, clean_env, free_port, require_tool
-from e2e.origins import Origin
+from e2e.machine import REPO, clean_env, free_port, require_tool, stop_process
+from e2e.origins import Origin, serving
 from e2e.tls import make_test_ca
 
 DEPLOY = REPO / "deploy"
@@ -330,13 +330,7 @@ class Service:
         return [json.loads(line)["url"] for line in opener(target).splitlines()]
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=10)
+        stop_process(self.process)
 
 
 def service_argv(unit: Unit, state_root: Path, logs_root: Path,
@@ -400,10 +394,8 @@ def service(tmp_path: Path) -> Iterator[Callable[..., Service]]:
 
 @pytest.fixture
 def site() -> Iterator[Origin]:
-    origin = Origin("127.0.0.1")
-    origin.set_robots(ROBOTS)
-    yield origin
-    origin.stop()
+    with serving(ROBOTS) as origin:
+        yield origin
 
 
 # -- systemd's own checks -----------------------------------------------------------------------

@@ -11,6 +11,7 @@ them: in the environment ``eval "$(scripts/proxy-env.sh ADDRESS CONFDIR)"`` leav
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import ssl
@@ -130,24 +131,22 @@ def proxy_ssl_context(proxy: Proxy) -> ssl.SSLContext:
     return ssl.create_default_context(cafile=str(proxy.ca))
 
 
+def _httpx_settings(proxy: Proxy) -> dict[str, Any]:
+    """What an httpx client, sync or async, needs to go through the proxy and nowhere else."""
+    return {
+        "proxy": proxy.url,
+        "verify": proxy_ssl_context(proxy),
+        "trust_env": False,
+        "timeout": CLIENT_TIMEOUT,
+    }
+
+
 def httpx_client(proxy: Proxy, **kwargs: Any) -> httpx.Client:
-    return httpx.Client(
-        proxy=proxy.url,
-        verify=proxy_ssl_context(proxy),
-        trust_env=False,
-        timeout=CLIENT_TIMEOUT,
-        **kwargs,
-    )
+    return httpx.Client(**_httpx_settings(proxy), **kwargs)
 
 
 def httpx_async_client(proxy: Proxy, **kwargs: Any) -> httpx.AsyncClient:
-    return httpx.AsyncClient(
-        proxy=proxy.url,
-        verify=proxy_ssl_context(proxy),
-        trust_env=False,
-        timeout=CLIENT_TIMEOUT,
-        **kwargs,
-    )
+    return httpx.AsyncClient(**_httpx_settings(proxy), **kwargs)
 
 
 def httpx_call(
@@ -162,6 +161,17 @@ def httpx_call(
     with httpx_client(proxy) as client:
         r = client.request(method, url, headers=dict(headers or {}), content=data)
         return Resp(r.status_code, _join_headers(list(r.headers.multi_items())), r.content)
+
+
+async def get_all_at_once(proxy: Proxy, urls: Sequence[str], *, timeout: float
+                          ) -> list[httpx.Response]:
+    """GET every URL at the same moment, each on a new connection of its own (none reused), all
+    of it bounded by ``timeout`` seconds."""
+    limits = httpx.Limits(max_connections=len(urls), max_keepalive_connections=0)
+    async with httpx_async_client(proxy, limits=limits) as client:
+        return await asyncio.wait_for(
+            asyncio.gather(*(client.get(url) for url in urls)), timeout=timeout
+        )
 
 
 Client = Callable[..., Resp]

@@ -6,6 +6,8 @@ for requests, ``proxy=`` for httpx); every wait is bounded so no test can hang.
 
 from __future__ import annotations
 
+import contextlib
+import ssl
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -15,7 +17,7 @@ import pytest
 
 from .clients import CLIENTS, Client
 from .machine import PROXY_ENV_VARS
-from .origins import Origin
+from .origins import Origin, serving
 from .proxy import Proxy
 from .tls import CertAuthority, make_test_ca
 
@@ -77,38 +79,28 @@ def test_ca() -> Iterator[CertAuthority]:
         yield make_test_ca(Path(d))
 
 
+def _origins(tls: Callable[[], ssl.SSLContext] | None) -> Iterator[Callable[..., Origin]]:
+    """An origin fixture's factory: each origin speaks TLS with a context of its own from ``tls``
+    (None: plain HTTP), and every one is stopped when the test ends."""
+    with contextlib.ExitStack() as started:
+
+        def start(host: str = "127.0.0.1", robots: str | bytes | None = None) -> Origin:
+            return started.enter_context(
+                serving(robots, host, tls=tls() if tls is not None else None))
+
+        yield start
+
+
 @pytest.fixture
 def origin() -> Iterator[Callable[..., Origin]]:
     """Factory: ``origin(host="127.0.0.1", robots=None)`` starts a plain HTTP origin."""
-    started: list[Origin] = []
-
-    def start(host: str = "127.0.0.1", robots: str | bytes | None = None) -> Origin:
-        o = Origin(host)
-        if robots is not None:
-            o.set_robots(robots)
-        started.append(o)
-        return o
-
-    yield start
-    for o in started:
-        o.stop()
+    yield from _origins(tls=None)
 
 
 @pytest.fixture
 def https_origin(test_ca: CertAuthority) -> Iterator[Callable[..., Origin]]:
     """Factory: like ``origin`` but speaking TLS with a certificate from the test CA."""
-    started: list[Origin] = []
-
-    def start(host: str = "127.0.0.1", robots: str | bytes | None = None) -> Origin:
-        o = Origin(host, tls=test_ca.server_context())
-        if robots is not None:
-            o.set_robots(robots)
-        started.append(o)
-        return o
-
-    yield start
-    for o in started:
-        o.stop()
+    yield from _origins(tls=test_ca.server_context)
 
 
 @pytest.fixture(params=sorted(CLIENTS))

@@ -2,7 +2,8 @@
 
 The repository's root, free loopback ports, an environment with no proxy settings in it, and the
 programs the tests run: a test that needs a program this machine lacks fails saying which one
-and how to get it, rather than failing somewhere inside the test.
+and how to get it, rather than failing somewhere inside the test. A program a test started is
+stopped in bounded time (``stop_process``).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -58,3 +60,15 @@ def require_tool(name: str, *aliases: str, package: str | None = None) -> str:
             return found
     pytest.fail(f"needs {name} on PATH: install it (apt-get install {package or name}), or run "
                 f"scripts/test.sh, which installs everything", pytrace=False)
+
+
+def stop_process(proc: subprocess.Popen[bytes] | None) -> None:
+    """SIGTERM, then SIGKILL if it has not exited within 10 s; nothing if it has already ended."""
+    if proc is None or proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=10)

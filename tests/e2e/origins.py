@@ -18,7 +18,7 @@ import contextlib
 import ssl
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -250,3 +250,16 @@ class Origin:
         self._server.server_close()
         self._thread.join(timeout=10)
 
+
+@contextlib.contextmanager
+def serving(robots: str | bytes | None = None, host: str = "127.0.0.1",
+            tls: ssl.SSLContext | None = None) -> Iterator[Origin]:
+    """An ``Origin`` answering ``robots`` for /robots.txt (None: its default 404), stopped on
+    the way out."""
+    origin = Origin(host, tls=tls)
+    try:
+        if robots is not None:
+            origin.set_robots(robots)
+        yield origin
+    finally:
+        origin.stop()

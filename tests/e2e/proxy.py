@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from .machine import REPO, clean_env, free_port
+from .machine import REPO, clean_env, free_port, stop_process
 
 ADDON = REPO / "addon.py"
 # The origins of these tests listen on loopback addresses, which robotsgate refuses to send bots
@@ -141,15 +141,7 @@ class Proxy:
         return len(os.listdir(f"/proc/{self.process.pid}/fd"))
 
     def stop(self) -> None:
-        proc = self.process
-        if proc is None or proc.poll() is not None:
-            return
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
+        stop_process(self.process)
 
     def audit(self) -> list[dict[str, Any]]:
         """Every audit record written so far (each line must be one whole JSON object)."""

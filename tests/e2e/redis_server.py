@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from .machine import free_port, require_tool
+from .machine import free_port, require_tool, stop_process
 
 SHARED_URL = os.environ.get("ROBOTSGATE_TEST_REDIS", "redis://127.0.0.1:6379/0")
 START_TIMEOUT = 10.0
@@ -108,15 +108,9 @@ class RedisServer:
 
     def stop(self) -> None:
         proc = self.process
-        if proc is None or proc.poll() is not None:
-            return
-        proc.send_signal(signal.SIGCONT)  # a paused Redis would not hear the TERM
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
+        if proc is not None and proc.poll() is None:
+            proc.send_signal(signal.SIGCONT)  # a paused Redis would not hear the TERM
+        stop_process(proc)
 
     def kill(self) -> None:
         """SIGKILL: gone at once, nothing written, every connection reset."""

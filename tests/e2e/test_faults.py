@@ -7,7 +7,6 @@ bounded: a hanging server is cut short by ``robots_fetch_timeout`` and the clien
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import os
@@ -24,13 +23,12 @@ from pathlib import Path
 from typing import Any
 
 import brotli  # mitmproxy's own dependencies: the encodings httpx decodes
-import httpx
 import pytest
 import requests
 
 from robotsgate.content import zstd
 
-from .clients import Resp, curl, httpx_async_client, httpx_call, requests_call
+from .clients import Resp, curl, get_all_at_once, httpx_call, requests_call
 from .machine import free_port
 from .origins import MAX_HANG, Origin, page_body
 from .proxy import Proxy, run_mitmdump
@@ -395,11 +393,7 @@ async def test_thousand_simultaneous_first_requests_fetch_robots_txt_once(
     gate = proxy()
     paths = [f"/private/{i}" for i in range(1000)]
 
-    limits = httpx.Limits(max_connections=1000, max_keepalive_connections=0)
-    async with httpx_async_client(gate, limits=limits) as client:
-        responses = await asyncio.wait_for(
-            asyncio.gather(*(client.get(site.url(p)) for p in paths)), timeout=300
-        )
+    responses = await get_all_at_once(gate, [site.url(p) for p in paths], timeout=300)
 
     assert [r.status_code for r in responses] == [403] * len(paths)
     assert site.paths() == ["/robots.txt"]  # one fetch, and nothing forwarded

@@ -7,7 +7,6 @@ how long anything took.
 
 from __future__ import annotations
 
-import asyncio
 import datetime
 import hashlib
 import json
@@ -18,7 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
-from .clients import Client, Resp, curl, httpx_async_client, httpx_call, requests_call
+from .clients import Client, Resp, curl, get_all_at_once, httpx_call, requests_call
 from .machine import free_port
 from .origins import Origin, Reply, Seen, page_body
 from .proxy import Proxy, run_mitmdump
@@ -557,11 +556,7 @@ async def test_simultaneous_first_requests_fetch_robots_txt_once(
     gate = proxy()
     paths = [f"/private/{i}" if i % 2 else f"/public/{i}" for i in range(200)]
 
-    limits = httpx.Limits(max_connections=250, max_keepalive_connections=0)
-    async with httpx_async_client(gate, limits=limits) as client:
-        responses = await asyncio.wait_for(
-            asyncio.gather(*(client.get(site.url(p)) for p in paths)), timeout=120
-        )
+    responses = await get_all_at_once(gate, [site.url(p) for p in paths], timeout=120)
 
     for path, resp in zip(paths, responses, strict=True):
         if path.startswith("/private/"):
