@@ -20,7 +20,7 @@ from dataclasses import MISSING, asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from robotsgate.audit_chain import Chain
+from robotsgate.audit_chain import Chain, Linked
 from robotsgate.outcomes import Reason
 from robotsgate.signing import SigningKey
 
@@ -123,6 +123,11 @@ def timestamp(seconds: float) -> str:
     return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="milliseconds")
 
 
+# Bytes a checkpoint line takes but for its proxy id: JSON names, time, seq, two hashes, a
+# signature (robotsgate.audit_chain).
+_CHECKPOINT_ROOM = 320
+
+
 class AuditLog:
     """Appends records to a file, or to standard output for path "-"; with a `chain`, each
     record linked to the one before and checkpoints signed (robotsgate.audit_chain)."""
@@ -161,12 +166,16 @@ class AuditLog:
             self._write_linked(chain, record)
             return
         with self._locked():
-            # The size of a linked line is known before its link: the numbers are a few bytes.
-            self._rotate_if_full(len(record.to_line()) + 100)
-            self._write_linked(chain, record)
+            link = chain.record(record)
+            # Room for the checkpoint that closes a file, when one is signed.
+            room = _CHECKPOINT_ROOM + len(chain.proxy.encode()) if self.key else 0
+            self._rotate_if_full(len(link.line) + room)
+            self._write_linked(chain, record, link)
 
-    def _write_linked(self, chain: Chain, record: AuditRecord) -> None:
-        link = chain.record(record)
+    def _write_linked(self, chain: Chain, record: AuditRecord,
+                      link: Linked | None = None) -> None:
+        if link is None or link.seq != chain.seq + 1:  # a checkpoint went first
+            link = chain.record(record)
         self._write(link.line)
         chain.written(link)
         if chain.since >= self.checkpoint_every:

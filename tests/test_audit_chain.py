@@ -200,6 +200,7 @@ def test_the_chain_goes_on_across_rotation(tmp_path: Path, key: signing.SigningK
     rotated = [p for p in tmp_path.glob("audit.jsonl.*") if p.suffix[1:].isdigit()]
     files = [*sorted(rotated, key=lambda p: -int(p.suffix[1:])), log]  # oldest first
     assert len(files) >= 4
+    assert all(f.stat().st_size <= 3000 for f in files)  # its closing checkpoint included
     for older, newer in itertools.pairwise(files):
         last = lines_of(older)[-1]
         assert json.loads(last)["event"] == CHECKPOINT  # each file ends with its checkpoint
