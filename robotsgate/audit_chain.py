@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 GENESIS = ""  # the `prev` of a proxy's first record
 CHECKPOINT = "checkpoint"  # the `event` of a checkpoint line
 _CONTEXT = b"robotsgate audit checkpoint 1\n"  # what a signature is for, and the format's version
+_UNLINKED = b',"proxy":null,"seq":null,"prev":null}\n'  # how an unlinked record's line ends
 
 
 def digest(line: bytes) -> str:
@@ -69,13 +70,22 @@ class Chain:
 
     def __init__(self, proxy: str) -> None:
         self.proxy = proxy
+        self._fields = (',"proxy":' + json.dumps(proxy, ensure_ascii=False)).encode(
+            "utf-8", "backslashreplace")
         self.seq = 0  # of the last line written
         self.prev = GENESIS  # its digest
         self.since = 0  # records since the last checkpoint
 
     def record(self, record: "AuditRecord") -> Linked:
         seq = self.seq + 1
-        line = replace(record, proxy=self.proxy, seq=seq, prev=self.prev).to_line()
+        line = record.to_line()
+        if line.endswith(_UNLINKED):
+            # The chain's fields are the record's last: written in place of their nulls, the
+            # record is serialized once (a copy of it, serialized again, costs twice that).
+            line = line[:-len(_UNLINKED)] + self._fields + \
+                f',"seq":{seq},"prev":"{self.prev}"}}\n'.encode("ascii")
+        else:  # a record that fills them itself
+            line = replace(record, proxy=self.proxy, seq=seq, prev=self.prev).to_line()
         return Linked(line, seq, digest(line))
 
     def checkpoint(self, ts: str, key: SigningKey) -> Linked | None:

@@ -20,7 +20,7 @@ too, and keep them).
 import base64
 import bisect
 import json
-from collections.abc import Iterable
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import IO
 
@@ -32,6 +32,7 @@ from robotsgate.signing import PublicKey
 class Place:
     file: str
     line: int
+    rank: int = 0  # the file's position among those given: places sort in reading order
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}"
@@ -71,53 +72,131 @@ class Report:
         return not self.problems and self.chained > 0
 
 
-def verify(streams: Iterable[tuple[str, IO[bytes]]], keys: list[PublicKey]) -> Report:
-    """Every chain in `streams` (name, binary stream), checked against `keys` (none: the
-    chains alone)."""
-    report = Report()
+def verify(streams: Sequence[tuple[str, IO[bytes]]], keys: list[PublicKey]) -> Report:
+    """Every chain in `streams` (name, binary stream that can seek), checked against `keys`
+    (none: the chains alone). A log that holds needs one pass and memory for each proxy's last
+    line only; where anything is amiss, a second pass keeps every line's place to say which."""
     by_key = {key.keyid: key for key in keys}
-    chains: dict[str, list[_Entry]] = {}
-    broken: list[tuple[int, Place]] = []  # lines that are not records at all: (order, place)
-    order = 0
-    for name, stream in streams:
-        number = 0
-        for raw in stream:
-            number += 1
-            if not raw.strip():
-                continue
-            order += 1
-            report.lines += 1
-            place = Place(name, number)
-            entry = _entry(raw, place, order, by_key, report)
-            if entry is None:
-                broken.append((order, place))
-            elif isinstance(entry, tuple):
-                chains.setdefault(entry[0], []).append(entry[1])
-                report.chained += 1
-    for order_, place in broken:
-        report.problems.append(Problem(place, _broken_what(place, order_, order)))
-    broken_orders = [order_ for order_, _ in broken]
-    for proxy, entries in chains.items():
-        _check(proxy, entries, report, bool(keys), broken_orders)
+    report = _holds(streams, by_key)
+    if report is None:
+        for _, stream in streams:
+            stream.seek(0)
+        report = _analyse(streams, by_key)
     if report.chained and report.unchained:
         report.notes.append(f"{report.unchained} record(s) carry no chain: written before "
                             f"chaining, or by something else (they are vouched for by nothing)")
     if not report.chained:
         report.notes.append("no chained records: nothing here can be verified")
-    report.problems.sort(key=lambda p: (p.place.file, p.place.line) if p.place else ("", 0))
     return report
 
 
-def _broken_what(place: Place, order: int, last: int) -> str:
+def _lines(streams: Sequence[tuple[str, IO[bytes]]]) -> Iterator[tuple[bytes, Place]]:
+    for rank, (name, stream) in enumerate(streams):
+        for number, raw in enumerate(stream, start=1):
+            if raw.strip():
+                yield raw, Place(name, number, rank)
+
+
+@dataclass(slots=True)
+class _Last:
+    """A proxy's chain as the one pass leaves it."""
+
+    first: _Entry
+    last: _Entry
+    count: int = 1
+    vouched: int = 0  # lines up to its last verified checkpoint
+    anchor: Place | None = None  # that checkpoint
+
+
+def _holds(streams: Sequence[tuple[str, IO[bytes]]], by_key: dict[str, PublicKey]
+           ) -> Report | None:
+    """The report of a log in which every chain holds; None at the first thing amiss."""
+    report = Report()
+    chains: dict[str, _Last] = {}
+    order = 0
+    for raw, place in _lines(streams):
+        order += 1
+        report.lines += 1
+        entry = _entry(raw, place, order, by_key)
+        if entry is None or (isinstance(entry, tuple) and entry[1].signed is False):
+            return None
+        if entry is True:
+            report.unchained += 1
+            continue
+        assert isinstance(entry, tuple)
+        proxy, current = entry
+        report.chained += 1
+        chain = chains.get(proxy)
+        if chain is None:
+            chain = chains[proxy] = _Last(current, current)
+        elif current.seq != chain.last.seq + 1 or current.prev != chain.last.digest:
+            return None
+        else:
+            chain.last = current
+            chain.count += 1
+        if current.signed:
+            chain.vouched, chain.anchor = chain.count, place
+    for proxy, chain in chains.items():
+        report.vouched += chain.vouched
+        _notes(proxy, chain.first, chain.count - chain.vouched, chain.anchor, report,
+               bool(by_key))
+    return report
+
+
+def _notes(proxy: str, first: _Entry, tail: int, anchor: Place | None, report: Report,
+           keyed: bool) -> None:
+    """What a chain that holds still cannot vouch for."""
+    if anchor is not None and tail:
+        report.notes.append(f"proxy {proxy}: {tail} line(s) after its last signed checkpoint "
+                            f"({anchor}) are vouched for by the chain alone")
+    elif anchor is None and keyed:
+        report.notes.append(f"proxy {proxy}: no signed checkpoint; its {tail} line(s) are "
+                            f"vouched for by the chain alone")
+    if first.prev != GENESIS and first.seq > 1:
+        report.notes.append(f"proxy {proxy}: its chain begins at record {first.seq} "
+                            f"({first.place}): the records before it are in an older file")
+
+
+def _analyse(streams: Sequence[tuple[str, IO[bytes]]], by_key: dict[str, PublicKey]
+             ) -> Report:
+    """Every line's place kept, to name each that was changed, removed, inserted or moved."""
+    report = Report()
+    chains: dict[str, list[_Entry]] = {}
+    broken: list[tuple[int, Place]] = []  # lines that are not records at all: (order, place)
+    order = 0
+    for raw, place in _lines(streams):
+        order += 1
+        report.lines += 1
+        entry = _entry(raw, place, order, by_key)
+        if entry is None:
+            broken.append((order, place))
+        elif entry is True:
+            report.unchained += 1
+        else:
+            assert isinstance(entry, tuple)
+            chains.setdefault(entry[0], []).append(entry[1])
+            report.chained += 1
+            if entry[1].signed is False:
+                report.problems.append(Problem(place, _unsigned_what(raw, by_key)))
+    for order_, place in broken:
+        report.problems.append(Problem(place, _broken_what(order_, order)))
+    broken_orders = [order_ for order_, _ in broken]
+    for proxy, entries in chains.items():
+        _check(proxy, entries, report, bool(by_key), broken_orders)
+    report.problems.sort(key=lambda p: (p.place.rank, p.place.line) if p.place else (-1, 0))
+    return report
+
+
+def _broken_what(order: int, last: int) -> str:
     if order == last:
         return "not a whole record: the file was cut short here, or this line was changed"
     return "not a record: this line was changed"
 
 
-def _entry(raw: bytes, place: Place, order: int, by_key: dict[str, PublicKey],
-           report: Report) -> "tuple[str, _Entry] | bool | None":
-    """(proxy, entry) for a chained line; True for a record without a chain; None for a
-    line that is not a record."""
+def _entry(raw: bytes, place: Place, order: int, by_key: dict[str, PublicKey]
+           ) -> "tuple[str, _Entry] | bool | None":
+    """(proxy, entry) for a chained line (a checkpoint's signature checked when there are
+    keys); True for a record without a chain; None for a line that is not a record."""
     if not raw.endswith(b"\n"):
         return None  # the last line of a file cut short (every line is written whole)
     try:
@@ -128,7 +207,6 @@ def _entry(raw: bytes, place: Place, order: int, by_key: dict[str, PublicKey],
         return None
     proxy, seq, prev = record.get("proxy"), record.get("seq"), record.get("prev")
     if proxy is None and seq is None and prev is None:
-        report.unchained += 1
         return True
     if not (isinstance(proxy, str) and isinstance(seq, int) and isinstance(prev, str)):
         return None
@@ -136,8 +214,6 @@ def _entry(raw: bytes, place: Place, order: int, by_key: dict[str, PublicKey],
     entry = _Entry(place, order, seq, prev, digest(raw), checkpoint)
     if checkpoint and by_key:
         entry.signed = _signed(record, proxy, seq, prev, by_key)
-        if not entry.signed:
-            report.problems.append(Problem(place, _unsigned_what(record, by_key)))
     return proxy, entry
 
 
@@ -155,7 +231,8 @@ def _signed(record: dict[str, object], proxy: str, seq: int, prev: str,
     return key.verifies(signature, signed_text(proxy, seq, prev, ts, keyid))
 
 
-def _unsigned_what(record: dict[str, object], by_key: dict[str, PublicKey]) -> str:
+def _unsigned_what(raw: bytes, by_key: dict[str, PublicKey]) -> str:
+    record = json.loads(raw)
     if record.get("keyid") not in by_key:
         return f"checkpoint signed with a key not given (keyid {record.get('keyid')!r})"
     return "checkpoint whose signature does not verify: this line was changed or forged"
@@ -181,19 +258,12 @@ def _check(proxy: str, entries: list[_Entry], report: Report, keyed: bool,
                                                         f"{proxy} is out of its place"))
         tail = [entry for entry in entries if entry.order > anchor.order]
         _walk_forward(proxy, anchor, tail, report, broken)
-        if tail:
-            report.notes.append(f"proxy {proxy}: {len(tail)} line(s) after its last signed "
-                                f"checkpoint ({anchor.place}) are vouched for by the chain "
-                                f"alone")
+        _notes(proxy, min(entries, key=lambda entry: entry.order), len(tail), anchor.place,
+               report, keyed)
     else:
         _walk_forward(proxy, None, entries, report, broken)
-        if keyed:
-            report.notes.append(f"proxy {proxy}: no signed checkpoint; its {len(entries)} "
-                                f"line(s) are vouched for by the chain alone")
-    first = min(entries, key=lambda entry: entry.order)
-    if first.prev != GENESIS and first.seq > 1:
-        report.notes.append(f"proxy {proxy}: its chain begins at record {first.seq} "
-                            f"({first.place}): the records before it are in an older file")
+        _notes(proxy, min(entries, key=lambda entry: entry.order), len(entries), None, report,
+               keyed)
 
 
 def _out_of_place(entries: list[_Entry]) -> list[_Entry]:
@@ -201,15 +271,17 @@ def _out_of_place(entries: list[_Entry]) -> list[_Entry]:
     the fewest whose removal leaves the rest in order (the complement of a longest increasing
     run of their positions), so that two lines swapped are the two named."""
     tails: list[int] = []  # tails[k]: index of the last entry of the best run of length k + 1
+    ends: list[int] = []  # ends[k]: that entry's position
     before: list[int] = [-1] * len(entries)
     for index, entry in enumerate(entries):
-        k = bisect.bisect_left([entries[t].order for t in tails], entry.order)
+        k = bisect.bisect_left(ends, entry.order)
         if k:
             before[index] = tails[k - 1]
         if k == len(tails):
             tails.append(index)
+            ends.append(entry.order)
         else:
-            tails[k] = index
+            tails[k], ends[k] = index, entry.order
     kept = set()
     index = tails[-1] if tails else -1
     while index != -1:

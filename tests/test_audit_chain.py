@@ -7,6 +7,7 @@ import json
 import os
 import stat
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -75,6 +76,16 @@ def test_each_record_names_the_line_before_it_and_checkpoints_are_signed(
     assert parsed[4]["keyid"] == key.public.keyid
     result = checked(key, log)
     assert result.ok and said(result) == [] and result.vouched == 13
+
+
+def test_a_linked_line_is_the_record_with_its_chain_fields() -> None:
+    chain = Chain("höst-1")  # a name JSON escapes nothing of, but that is not ASCII
+    first = chain.record(record(1))
+    chain.written(first)
+    second = chain.record(record(2))
+    assert second.line == replace(record(2), proxy="höst-1", seq=2,
+                                  prev=digest(first.line)).to_line()
+    assert json.loads(second.line)["prev"] == first.digest
 
 
 def test_a_log_closed_twice_or_reopened_with_nothing_new_gets_no_empty_checkpoint(
