@@ -22,6 +22,7 @@ from robotsgate.egress import EgressPolicy, Socket
 from robotsgate.exchange import Dialler, Exchange, Rules
 from robotsgate.fetch import Fetcher
 from robotsgate.gate import Gate, GateConfig
+from robotsgate.httpsig import Signer
 from robotsgate.identity import AgentMap
 from robotsgate.metrics import Metrics
 from robotsgate.options import Settings
@@ -156,6 +157,22 @@ def exchange(settings: Settings, gate: Gate, egress: Dialler, pages: Pages | Non
               monitor=settings.monitor, strip=settings.strip),
         gate, egress, agents=AgentMap.parse(settings.agents),
         purposes=PurposeMap.parse(settings.purpose, settings.purposes), pages=pages)
+
+
+def signer(settings: Settings) -> Signer | None:
+    """What signs the requests that leave (Web Bot Auth), when robots_signature_agent asks."""
+    if not settings.signature_agent:
+        return None
+    if not settings.signing_key:
+        raise ValueError("robots_signature_agent: requests are signed with robots_signing_key, "
+                         "which is not set (robotsgate keygen FILE makes one)")
+    try:
+        key = signing.load(settings.signing_key)
+    except ValueError as exc:
+        raise ValueError(f"robots_signing_key: {exc}") from None
+    return Signer(key, settings.signature_agent, profile=settings.signature_profile,
+                  validity=settings.signature_validity,
+                  agents=frozenset(token.lower() for token in settings.signing_agents))
 
 
 def pages(settings: Settings, clocks: Clocks) -> Pages:

@@ -63,6 +63,17 @@ def _contact(value: str) -> None:
                          f"got {value!r}")
 
 
+def _https_url(value: str) -> None:
+    if not value.startswith("https://") or not all(0x21 <= ord(c) <= 0x7E for c in value) \
+            or '"' in value or "\\" in value:
+        raise ValueError(f"must be an https URL without spaces or quotes; got {value!r}")
+
+
+def _tokens(values: Sequence[str]) -> None:
+    for value in values:
+        _product_token(value)
+
+
 def _optional(check: Callable[[str], object]) -> Callable[[str], None]:
     def checked(value: str) -> None:
         if value:
@@ -143,6 +154,22 @@ class Settings:
         "FILE makes one): it signs the audit log's checkpoints, so that robotsgate verify shows "
         "any line changed, removed or inserted. Empty: records are chained, nothing is signed.",
         rebuilds=Rebuilds.AUDIT)
+    signature_agent: str = _option(
+        "", "Web Bot Auth: sign every request that leaves (HTTP Message Signatures, Ed25519, "
+        "with robots_signing_key) as this signature agent, the https URL where its key "
+        "directory is (robotsgate directory prints it). Empty: no request is signed.",
+        check=_optional(_https_url))
+    signature_profile: Literal["ietf", "cloudflare"] = _option(
+        "ietf", "How Signature-Agent is written: ietf, a Structured Fields Dictionary "
+        "(sig1=\"URL\", covered with ;key=\"sig1\"), as the IETF webbotauth draft says; "
+        "cloudflare, a quoted string, as Cloudflare's verifier takes it.",
+        choices=("ietf", "cloudflare"))
+    signature_validity: int = _option(
+        300, "Seconds a request's signature is good for (its expires parameter).",
+        bounds=(1, 86_400))
+    signing_agents: tuple[str, ...] = _option(
+        (), "Product tokens of the bots whose requests are signed; empty: every bot's. A "
+        "request the bot signed itself is left as it is.", check=_tokens)
     audit_checkpoint: int = _option(
         1000, "Audit records between two signed checkpoints (with robots_signing_key; also at "
         "rotation, reopening and shutdown).", bounds=(1, 10**9), rebuilds=Rebuilds.AUDIT)

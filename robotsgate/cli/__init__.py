@@ -1,11 +1,13 @@
-"""`robotsgate serve | check | lint | report | show | keygen | verify`: the operator's commands.
+"""`robotsgate serve | check | lint | report | show | keygen | directory | verify`: the operator's
+commands.
 
 - serve: start the proxy (mitmdump with robotsgate's addons)
 - check: would this URL be allowed for this bot, and why?
 - lint: is this robots.txt well written?
 - report: what were our bots blocked from, and on what grounds?
 - show: the archived robots.txt behind an audit record
-- keygen, verify: the key that signs the audit log; the check that a log is the proxy's own
+- keygen, directory, verify: the proxy's signing key; its key directory for sites (Web Bot
+  Auth); the check that an audit log is the proxy's own
 
 Exit status: 0 allowed / clean / done, 1 disallowed / findings, 2 error (including bad usage).
 """
@@ -18,7 +20,7 @@ from importlib.metadata import PackageNotFoundError, version
 from robotsgate.cli import check, evidence, lint, report, serve, show
 from robotsgate.cli.common import ERROR, CliError
 
-_COMMANDS = ("serve", "check", "lint", "report", "show", "keygen", "verify")
+_COMMANDS = ("serve", "check", "lint", "report", "show", "keygen", "directory", "verify")
 
 
 def _version() -> str:

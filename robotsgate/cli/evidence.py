@@ -1,5 +1,5 @@
-"""`robotsgate keygen` and `robotsgate verify`: the key that signs the audit log, and the check
-that the log is the one the proxy wrote."""
+"""`robotsgate keygen`, `directory` and `verify`: the proxy's key, the directory that publishes
+it for sites (Web Bot Auth), and the check that an audit log is the one the proxy wrote."""
 
 import argparse
 import contextlib
@@ -26,6 +26,18 @@ def run_keygen(args: argparse.Namespace) -> int:
     print(f"wrote {args.file} (Ed25519, mode 600); key id {public.keyid}", file=sys.stderr)
     print(f"use it: --set robots_signing_key={args.file}", file=sys.stderr)
     print(json.dumps({"keys": [public.jwk()]}, indent=2))  # the public half: to publish
+    return OK
+
+
+def run_directory(args: argparse.Namespace) -> int:
+    keys: list[signing.PublicKey] = []
+    for path in args.key:
+        try:
+            keys += signing.public_keys(path)
+        except ValueError as exc:
+            raise CliError(f"--key: {exc}") from None
+    unique = list(dict.fromkeys(keys))
+    print(json.dumps({"keys": [key.jwk() for key in unique]}, indent=2))
     return OK
 
 
@@ -73,6 +85,18 @@ def add_parsers(commands: Commands) -> None:
                     "(what robotsgate verify --key takes, and what to give auditors).")
     p.add_argument("file", metavar="FILE")
     p.set_defaults(run=run_keygen)
+    p = commands.add_parser(
+        "directory", help="print the key directory to publish for Web Bot Auth",
+        description="Print the HTTP message signatures directory (a JWK Set, media type "
+                    "application/http-message-signatures-directory+json) of the given keys, "
+                    "for the operator to serve at the robots_signature_agent URL "
+                    "(/.well-known/http-message-signatures-directory): sites fetch it to "
+                    "verify the proxy's signatures. List the signing key and any key still in "
+                    "use elsewhere while keys are rotated.")
+    p.add_argument("--key", action="append", required=True, metavar="FILE",
+                   help="a key: the signing key's PEM (only its public half is printed), a "
+                        "public PEM, or a JWK Set; repeat for several")
+    p.set_defaults(run=run_directory)
     p = commands.add_parser(
         "verify", help="check that audit logs are the ones the proxy wrote",
         description="Check each proxy's chain of records in the audit logs (oldest file first: "

@@ -10,6 +10,7 @@ flow.metadata (robotsgate.mitm.keys) and sharing the configuration that `Runtime
 - `Tunnels`     CONNECT (ignore_hosts), the layer chosen for each connection, 101 cut
 - `Decide`      every request, at its headers: the exchange policy's plan, applied
 - `Turns`       a paced request waits for its slot and turn as it leaves; departures reported
+- `Sign`        Web Bot Auth: the request signed as it leaves, every field final
 - `Pushback`    an origin's 429/503 pauses its host; X-Robotsgate-Delay-Ms
 - `PageReader`  X-Robots-Tag, nofollow links remembered, robots_strip, TDM reservation META
 - `UsageCheck`  AI usage preferences of the response: X-Robotsgate-Usage, bodies withheld
@@ -29,6 +30,7 @@ from robotsgate.mitm.egress import Egress
 from robotsgate.mitm.pages import PageReader
 from robotsgate.mitm.pushback import Pushback
 from robotsgate.mitm.runtime import Runtime
+from robotsgate.mitm.signing import Sign
 from robotsgate.mitm.tunnels import Tunnels
 from robotsgate.mitm.turns import Turns
 from robotsgate.mitm.usage import UsageCheck
@@ -52,7 +54,8 @@ class RobotsGate:
         # files are fetched from; lookup: how names resolve) or real time.
         self.runtime = Runtime(clocks or Clocks(), transport, lookup)
         self.parts = (self.runtime, Egress(self.runtime), Tunnels(self.runtime),
-                      Decide(self.runtime), Turns(self.runtime), Pushback(self.runtime),
+                      Decide(self.runtime), Turns(self.runtime), Sign(self.runtime),
+                      Pushback(self.runtime),
                       PageReader(self.runtime), UsageCheck(self.runtime))
         for hook in hooks.all_hooks:
             methods = [method for part in self.parts

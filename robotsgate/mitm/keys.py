@@ -48,5 +48,6 @@ USAGE_STATED: Final = "robotsgate.usage_stated"  # what the answer's headers sta
 USAGE_JUDGED: Final = "robotsgate.usage_judged"  # the refusal found on the headers, or None
 USAGE_RECORDED: Final = "robotsgate.usage_recorded"  # its usage refusal is in the audit log
 TDM_RESERVED: Final = "robotsgate.tdm_reserved"  # the page's META reserves TDM rights
+SIGNED: Final = "robotsgate.signed"  # whether Web Bot Auth signing was decided for it
 PACED: Final = "robotsgate.paced"  # (start, interval) of its slot, until it takes its turn
 LIVE: Final = "robotsgate.live"  # the configuration the flow is decided with (runtime.Live)

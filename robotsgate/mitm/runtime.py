@@ -27,6 +27,7 @@ from robotsgate.audit_chain import Chain, proxy_id
 from robotsgate.egress import Socket
 from robotsgate.exchange import Exchange
 from robotsgate.gate import Gate
+from robotsgate.httpsig import Signer
 from robotsgate.identity import AgentMap, Identity
 from robotsgate.metrics import Metrics, MetricsServer
 from robotsgate.mitm import compat, keys
@@ -63,6 +64,7 @@ class Live:
     exchange: Exchange  # the request policy, over all of the above
     agents: AgentMap
     stream_bodies: bool  # mitmproxy's stream_large_bodies is set, read on every request
+    signer: Signer | None = None  # Web Bot Auth: what signs requests as they leave
 
     def identify(self, flow: http.HTTPFlow) -> Identity:
         """Which bot a CONNECT is from (robots_agents, proxy-auth user, robots_agent, or its
@@ -230,6 +232,7 @@ class Runtime:
         try:
             # Everything new is built before anything old is replaced: a bad value changes
             # nothing (mitmproxy then puts the option back as it was).
+            signer = assemble.signer(settings)  # first: a bad key changes nothing
             audit = assemble.audit_log(settings, self._chain, self.clocks.clock) \
                 if Rebuilds.AUDIT in changed or self._sink is None else None
             try:
@@ -256,7 +259,7 @@ class Runtime:
                             monitor=settings.monitor)
         exchange = assemble.exchange(settings, services.gate, services.resolver, pages)
         self.install(Live(settings, upstream, services, recorder, pages, exchange,
-                          exchange.agents, stream_bodies))
+                          exchange.agents, stream_bodies, signer))
         if Rebuilds.METRICS in changed:
             self._own_changed()  # the metrics port is the proxy's own: never a destination
         if old is not None and services is not old.services:
