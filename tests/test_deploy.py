@@ -455,7 +455,7 @@ def test_the_unit_starts_the_proxy_in_its_sandbox(
         # Options reach mitmdump from the environment file's ROBOTSGATE_ARGS.
         svc = service(f"--set ssl_verify_upstream_trusted_ca={ca.ca_pem}")
         [summary] = [line for line in svc.output().splitlines() if "obeying robots.txt" in line]
-        assert f"audit log {svc.audit_path};" in summary
+        assert f"audit log {svc.audit_path} (chained as proxy " in summary
         assert svc.audit_path == svc.logs / "robots-audit.jsonl"
         # The CA clients must trust is in the StateDirectory (mitmproxy's confdir).
         assert svc.ca.parent == svc.state
