@@ -179,7 +179,10 @@ class AuditLog:
         self._write(link.line)
         chain.written(link)
         if chain.since >= self.checkpoint_every:
-            self.checkpoint()
+            # The record is written: a checkpoint that cannot be is tried again with the next
+            # record, and is no failure of this one's.
+            with contextlib.suppress(OSError):
+                self.checkpoint()
 
     def checkpoint(self) -> None:
         """A signed checkpoint of this proxy's chain, now (nothing without a key, or when the
@@ -194,8 +197,18 @@ class AuditLog:
 
     def _write(self, data: bytes) -> None:
         written = os.write(self._fd, data)
-        if written != len(data):  # only on a full disk or similar; never leave a torn line
-            raise OSError(f"audit log {self.path}: short write ({written} of {len(data)} bytes)")
+        while written < len(data):  # only on a full disk or similar
+            try:
+                more = os.write(self._fd, data[written:])
+            except OSError:
+                more = 0
+            if more <= 0:
+                # Never leave a torn line for the next record to be glued to.
+                with contextlib.suppress(OSError):
+                    os.write(self._fd, b"\n")
+                raise OSError(f"audit log {self.path}: short write ({written} of {len(data)} "
+                              f"bytes)")
+            written += more
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
@@ -238,10 +251,11 @@ class AuditLog:
         mine = os.fstat(self._fd)
         return (on_disk.st_dev, on_disk.st_ino) == (mine.st_dev, mine.st_ino)
 
-    def close(self) -> None:
-        if self._fd != -1:
+    def close(self, *, checkpoint: bool = True) -> None:
+        """`checkpoint`: cover what was written last (not for a log that was never in use)."""
+        if self._fd != -1 and checkpoint:
             with contextlib.suppress(OSError):
-                self.checkpoint()  # what was written last is covered too
+                self.checkpoint()
         if self._fd not in (1, -1):
             os.close(self._fd)
             self._fd = -1

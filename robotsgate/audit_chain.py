@@ -43,9 +43,18 @@ def digest(line: bytes) -> str:
 
 
 def signed_text(proxy: str, seq: int, prev: str, ts: str, keyid: str) -> bytes:
-    """What a checkpoint's signature covers: its place in its chain, its time and its key."""
+    """What a checkpoint's signature covers: its place in its chain, its time and its key
+    (any string encodes: a surrogate read from a hostile line included)."""
     return _CONTEXT + "\n".join((proxy, str(seq), prev, ts, keyid)).encode("utf-8",
-                                                                          "surrogateescape")
+                                                                          "surrogatepass")
+
+
+def checkpoint_line(ts: str, proxy: str, seq: int, prev: str, keyid: str, sig: str) -> bytes:
+    """A checkpoint's line, exactly as written: nothing else is ever in one."""
+    return (json.dumps({"ts": ts, "event": CHECKPOINT, "proxy": proxy, "seq": seq,
+                        "prev": prev, "keyid": keyid, "sig": sig},
+                       ensure_ascii=False, separators=(",", ":")) + "\n").encode(
+        "utf-8", "backslashreplace")
 
 
 def proxy_id() -> str:
@@ -95,10 +104,7 @@ class Chain:
         seq = self.seq + 1
         keyid = key.public.keyid
         sig = key.sign(signed_text(self.proxy, seq, self.prev, ts, keyid))
-        line = (json.dumps({"ts": ts, "event": CHECKPOINT, "proxy": self.proxy, "seq": seq,
-                            "prev": self.prev, "keyid": keyid, "sig": b64url(sig)},
-                           ensure_ascii=False, separators=(",", ":")) + "\n").encode(
-            "utf-8", "backslashreplace")
+        line = checkpoint_line(ts, self.proxy, seq, self.prev, keyid, b64url(sig))
         return Linked(line, seq, digest(line))
 
     def written(self, link: Linked, *, checkpoint: bool = False) -> None:

@@ -19,12 +19,13 @@ too, and keep them).
 
 import base64
 import bisect
+import io
 import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import IO
 
-from robotsgate.audit_chain import CHECKPOINT, GENESIS, digest, signed_text
+from robotsgate.audit_chain import CHECKPOINT, GENESIS, checkpoint_line, digest, signed_text
 from robotsgate.signing import PublicKey
 
 
@@ -77,6 +78,9 @@ def verify(streams: Sequence[tuple[str, IO[bytes]]], keys: list[PublicKey]) -> R
     (none: the chains alone). A log that holds needs one pass and memory for each proxy's last
     line only; where anything is amiss, a second pass keeps every line's place to say which."""
     by_key = {key.keyid: key for key in keys}
+    # A pipe cannot be read twice: what cannot seek is read into memory first.
+    streams = [(name, stream if stream.seekable() else io.BytesIO(stream.read()))
+               for name, stream in streams]
     report = _holds(streams, by_key)
     if report is None:
         for _, stream in streams:
@@ -136,6 +140,8 @@ def _holds(streams: Sequence[tuple[str, IO[bytes]]], by_key: dict[str, PublicKey
             chain.count += 1
         if current.signed:
             chain.vouched, chain.anchor = chain.count, place
+    if by_key and (report.unchained or any(c.anchor is None for c in chains.values())):
+        return None  # lines no key vouches for: the second pass says which
     for proxy, chain in chains.items():
         report.vouched += chain.vouched
         _notes(proxy, chain.first, chain.count - chain.vouched, chain.anchor, report,
@@ -149,9 +155,6 @@ def _notes(proxy: str, first: _Entry, tail: int, anchor: Place | None, report: R
     if anchor is not None and tail:
         report.notes.append(f"proxy {proxy}: {tail} line(s) after its last signed checkpoint "
                             f"({anchor}) are vouched for by the chain alone")
-    elif anchor is None and keyed:
-        report.notes.append(f"proxy {proxy}: no signed checkpoint; its {tail} line(s) are "
-                            f"vouched for by the chain alone")
     if first.prev != GENESIS and first.seq > 1:
         report.notes.append(f"proxy {proxy}: its chain begins at record {first.seq} "
                             f"({first.place}): the records before it are in an older file")
@@ -163,6 +166,7 @@ def _analyse(streams: Sequence[tuple[str, IO[bytes]]], by_key: dict[str, PublicK
     report = Report()
     chains: dict[str, list[_Entry]] = {}
     broken: list[tuple[int, Place]] = []  # lines that are not records at all: (order, place)
+    unchained: Place | None = None  # the first record in no chain
     order = 0
     for raw, place in _lines(streams):
         order += 1
@@ -172,6 +176,7 @@ def _analyse(streams: Sequence[tuple[str, IO[bytes]]], by_key: dict[str, PublicK
             broken.append((order, place))
         elif entry is True:
             report.unchained += 1
+            unchained = unchained or place
         else:
             assert isinstance(entry, tuple)
             chains.setdefault(entry[0], []).append(entry[1])
@@ -183,6 +188,9 @@ def _analyse(streams: Sequence[tuple[str, IO[bytes]]], by_key: dict[str, PublicK
     broken_orders = [order_ for order_, _ in broken]
     for proxy, entries in chains.items():
         _check(proxy, entries, report, bool(by_key), broken_orders)
+    if by_key and unchained is not None:
+        report.problems.append(Problem(unchained, f"{report.unchained} record(s) in no chain, "
+                                                  f"the first here: vouched for by nothing"))
     report.problems.sort(key=lambda p: (p.place.rank, p.place.line) if p.place else (-1, 0))
     return report
 
@@ -201,40 +209,47 @@ def _entry(raw: bytes, place: Place, order: int, by_key: dict[str, PublicKey]
         return None  # the last line of a file cut short (every line is written whole)
     try:
         record = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested past reading
         return None
     if not isinstance(record, dict) or not isinstance(record.get("ts"), str):
         return None
     proxy, seq, prev = record.get("proxy"), record.get("seq"), record.get("prev")
     if proxy is None and seq is None and prev is None:
         return True
-    if not (isinstance(proxy, str) and isinstance(seq, int) and isinstance(prev, str)):
+    if not (isinstance(proxy, str) and type(seq) is int and isinstance(prev, str)):
         return None
     checkpoint = record.get("event") == CHECKPOINT
     entry = _Entry(place, order, seq, prev, digest(raw), checkpoint)
     if checkpoint and by_key:
-        entry.signed = _signed(record, proxy, seq, prev, by_key)
+        entry.signed = _signed(raw, record, proxy, seq, prev, by_key)
     return proxy, entry
 
 
-def _signed(record: dict[str, object], proxy: str, seq: int, prev: str,
+def _signed(raw: bytes, record: dict[str, object], proxy: str, seq: int, prev: str,
             by_key: dict[str, PublicKey]) -> bool:
     keyid, sig, ts = record.get("keyid"), record.get("sig"), record.get("ts")
-    key = by_key.get(keyid) if isinstance(keyid, str) else None
-    if key is None or not isinstance(sig, str) or not isinstance(ts, str):
+    if not (isinstance(keyid, str) and isinstance(sig, str) and isinstance(ts, str)):
         return False
+    key = by_key.get(keyid)
+    if key is None:
+        return False
+    # The whole line, not only what the signature covers: nothing else may be in it (a
+    # checkpoint that no line names could otherwise carry anything).
     try:
-        signature = base64.urlsafe_b64decode(sig + "=" * (-len(sig) % 4))
-    except ValueError:
+        if checkpoint_line(ts, proxy, seq, prev, keyid, sig) != raw:
+            return False
+        signature = base64.b64decode(sig + "=" * (-len(sig) % 4), altchars=b"-_",
+                                     validate=True)
+    except (ValueError, TypeError):
         return False
-    assert isinstance(keyid, str)
     return key.verifies(signature, signed_text(proxy, seq, prev, ts, keyid))
 
 
 def _unsigned_what(raw: bytes, by_key: dict[str, PublicKey]) -> str:
     record = json.loads(raw)
-    if record.get("keyid") not in by_key:
-        return f"checkpoint signed with a key not given (keyid {record.get('keyid')!r})"
+    keyid = record.get("keyid")
+    if not isinstance(keyid, str) or keyid not in by_key:
+        return f"checkpoint signed with a key not given (keyid {keyid!r})"
     return "checkpoint whose signature does not verify: this line was changed or forged"
 
 
@@ -245,9 +260,9 @@ def _check(proxy: str, entries: list[_Entry], report: Report, keyed: bool,
         anchor = max(anchors, key=lambda entry: entry.seq)
         reached = _walk_back(proxy, entries, anchor, report, broken)
         report.vouched += len(reached)
+        # Before the anchor, every line of this proxy is on the chain it signed, or added.
         inserted = [entry for entry in entries
-                    if id(entry) not in reached and entry.seq <= anchor.seq
-                    and entry.order < anchor.order]
+                    if id(entry) not in reached and entry.order < anchor.order]
         for entry in inserted:
             report.problems.append(Problem(entry.place, f"inserted: proxy {proxy}'s chain does "
                                                         f"not lead through this line"))
@@ -258,12 +273,16 @@ def _check(proxy: str, entries: list[_Entry], report: Report, keyed: bool,
                                                         f"{proxy} is out of its place"))
         tail = [entry for entry in entries if entry.order > anchor.order]
         _walk_forward(proxy, anchor, tail, report, broken)
-        _notes(proxy, min(entries, key=lambda entry: entry.order), len(tail), anchor.place,
-               report, keyed)
+        first = min(walked, key=lambda entry: entry.seq)  # the signed chain's own first
+        _notes(proxy, first, len(tail), anchor.place, report, keyed)
     else:
         _walk_forward(proxy, None, entries, report, broken)
         _notes(proxy, min(entries, key=lambda entry: entry.order), len(entries), None, report,
                keyed)
+        if keyed:
+            report.problems.append(Problem(entries[0].place, f"proxy {proxy}: no checkpoint "
+                                                             f"signed by a key given vouches "
+                                                             f"for its {len(entries)} line(s)"))
 
 
 def _out_of_place(entries: list[_Entry]) -> list[_Entry]:
@@ -291,9 +310,10 @@ def _out_of_place(entries: list[_Entry]) -> list[_Entry]:
 
 
 def _between(broken: list[int], after: int, before: int) -> bool:
-    """Whether a line that is not a record stands between two positions: a record changed
-    past reading, said already, rather than one removed."""
-    return any(after < order < before for order in broken)
+    """Whether a line that is not a record stands between two positions (`broken`: sorted):
+    a record changed past reading, said already, rather than one removed."""
+    index = bisect.bisect_right(broken, after)
+    return index < len(broken) and broken[index] < before
 
 
 def _walk_back(proxy: str, entries: list[_Entry], anchor: _Entry, report: Report,
@@ -304,6 +324,8 @@ def _walk_back(proxy: str, entries: list[_Entry], anchor: _Entry, report: Report
     for entry in entries:
         by_seq.setdefault(entry.seq, []).append(entry)
     lowest = min(entry.seq for entry in entries)
+    ordered = sorted(entries, key=lambda entry: entry.seq)
+    seqs = [entry.seq for entry in ordered]
     reached = {id(anchor)}
     current = anchor
     while current.prev != GENESIS and current.seq > lowest:
@@ -322,9 +344,7 @@ def _walk_back(proxy: str, entries: list[_Entry], anchor: _Entry, report: Report
             reached.add(id(changed))
             current = changed
             continue
-        earlier = [entry for entry in entries if entry.seq < current.seq - 1 and
-                   id(entry) not in reached and entry.order < current.order]
-        previous = max(earlier, key=lambda entry: entry.seq) if earlier else None
+        previous = _below(ordered, seqs, current, reached)
         if not _between(broken, previous.order if previous else 0, current.order):
             report.problems.append(Problem(current.place, f"removed: record {current.seq - 1}"
                                                           f" of proxy {proxy}, before this "
@@ -334,6 +354,19 @@ def _walk_back(proxy: str, entries: list[_Entry], anchor: _Entry, report: Report
         current = previous
         reached.add(id(current))
     return reached
+
+
+def _below(ordered: list[_Entry], seqs: list[int], current: _Entry, reached: set[int]
+           ) -> _Entry | None:
+    """The line with the highest number below the one `current` names, before it and not on
+    the chain yet: where the walk goes on after a removal."""
+    index = bisect.bisect_left(seqs, current.seq - 1) - 1
+    while index >= 0:
+        entry = ordered[index]
+        if id(entry) not in reached and entry.order < current.order:
+            return entry
+        index -= 1
+    return None
 
 
 def _walk_forward(proxy: str, start: _Entry | None, entries: list[_Entry], report: Report,

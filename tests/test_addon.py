@@ -439,3 +439,42 @@ def test_a_flow_copied_by_mitmproxy_keeps_its_configuration(gate) -> None:
     f = flow("http://example.com/page")
     live = addon.runtime.of(f)
     assert keys.private(f.copy())[keys.LIVE] is live
+
+
+async def test_a_replayed_flow_is_decided_again(gate):
+    addon, _ = gate
+    f = flow("http://example.com/public")
+    await addon.request(f)
+    assert f.response is None
+    f.request.url = "http://example.com/private/x"  # the replay asks for something else
+    f.is_replay = "request"
+    await addon.request(f)
+    assert f.response is not None and f.response.status_code == 403
+
+
+async def test_a_flow_read_back_from_a_file_is_decided_here(gate):
+    addon, _ = gate
+    f = flow("http://example.com/private/x")
+    f.metadata[keys.DECIDED] = "another-process"  # as saved by another proxy (mitmdump -w)
+    await addon.request_only(f)
+    assert f.response is not None and f.response.status_code == 403
+
+
+async def test_a_replay_is_signed_afresh(origins: Origins, audit_path: Path, tmp_path: Path):
+    from robotsgate import signing
+
+    key = signing.generate(str(tmp_path / "key.pem"))
+    now = [1_700_000_000.0]
+    with driven(clocks=Clocks(clock=lambda: now[0]), transport=httpx.MockTransport(origins),
+                robots_audit_log=str(audit_path), robots_signing_key=key.path,
+                robots_signature_agent="https://bots.example/dir") as addon:
+        f = flow("https://example.com/public")
+        await addon.request(f)
+        first = f.request.headers.get_all("signature")
+        assert len(first) == 1 and first[0].startswith("sig1=:")
+        now[0] += 10
+        f.is_replay = "request"
+        await addon.request(f)
+        again = f.request.headers.get_all("signature")
+        assert len(again) == 1 and again != first  # the old one dropped, a new one made
+        assert f"created={int(now[0])}" in f.request.headers["signature-input"]

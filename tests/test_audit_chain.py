@@ -188,9 +188,86 @@ def test_a_checkpoint_signed_with_another_key_vouches_for_nothing(
     written(log, 3, key)
     other = signing.generate(str(tmp_path / "other.pem"))
     result = checked(other, log)
-    assert said(result) == [f"{log}:4: checkpoint signed with a key not given (keyid "
+    assert said(result) == [f"{log}:1: proxy proxy-a: no checkpoint signed by a key given "
+                            f"vouches for its 4 line(s)",
+                            f"{log}:4: checkpoint signed with a key not given (keyid "
                             f"'{key.public.keyid}')"]
     assert result.vouched == 0
+
+
+def test_a_forged_line_numbered_past_the_checkpoint_is_still_inserted(
+        tmp_path: Path, key: signing.SigningKey) -> None:
+    def edit(lines: list[bytes]) -> list[bytes]:
+        forged = {**json.loads(lines[0]), "url": "http://a.example/forged", "seq": 999999,
+                  "prev": GENESIS}
+        return [json.dumps(forged).encode() + b"\n", *lines[3:]]  # records 1 to 3 gone too
+
+    result = tampered(tmp_path, key, edit)
+    log = tmp_path / "audit.jsonl"
+    assert f"{log}:1: inserted: proxy proxy-a's chain does not lead through this line" in \
+        said(result)
+    # The first records cut from the oldest file given leave no trace in it but this note.
+    assert f"proxy proxy-a: its chain begins at record 4 ({log}:2): the records before it " \
+           f"are in an older file" in result.notes
+
+
+def test_with_a_key_a_chain_or_record_no_checkpoint_vouches_for_is_a_problem(
+        tmp_path: Path, key: signing.SigningKey) -> None:
+    def edit(lines: list[bytes]) -> list[bytes]:
+        fabricated = {**json.loads(lines[0]), "proxy": "host-deadbeef"}
+        plain = {k: v for k, v in json.loads(lines[1]).items()
+                 if k not in ("proxy", "seq", "prev")}
+        return [*lines[:2], json.dumps(fabricated).encode() + b"\n",
+                json.dumps(plain).encode() + b"\n", *lines[2:]]
+
+    result = tampered(tmp_path, key, edit)
+    log = tmp_path / "audit.jsonl"
+    assert said(result) == [
+        f"{log}:3: proxy host-deadbeef: no checkpoint signed by a key given vouches for its "
+        f"1 line(s)",
+        f"{log}:4: 1 record(s) in no chain, the first here: vouched for by nothing"]
+
+
+@pytest.mark.parametrize("hostile", [
+    b'{"ts":"x","event":"checkpoint","proxy":"proxy-a","seq":3,"prev":"","keyid":[],"sig":""}',
+    b'{"ts":"\\ud800","event":"checkpoint","proxy":"proxy-a","seq":3,"prev":"","keyid":"K",'
+    b'"sig":"AA"}',
+    b"[" * 100_000,
+    b'{"ts":"x","proxy":"proxy-a","seq":true,"prev":""}',
+    b'\xff\xfe{"ts": 1}',
+])
+def test_hostile_lines_are_named_never_a_crash(tmp_path: Path, key: signing.SigningKey,
+                                               hostile: bytes) -> None:
+    hostile = hostile.replace(b'"K"', f'"{key.public.keyid}"'.encode())
+    result = tampered(tmp_path, key, lambda lines: [*lines[:2], hostile + b"\n", *lines[2:]])
+    assert not result.ok
+    assert any(problem.place and problem.place.line == 3 for problem in result.problems)
+
+
+def test_a_checkpoint_with_anything_added_vouches_for_nothing(
+        tmp_path: Path, key: signing.SigningKey) -> None:
+    def edit(lines: list[bytes]) -> list[bytes]:
+        last = json.loads(lines[-1])
+        lines[-1] = json.dumps({**last, "note": "added"}, separators=(",", ":")).encode() + \
+            b"\n"
+        return lines
+
+    result = tampered(tmp_path, key, edit)
+    assert f"{tmp_path / 'audit.jsonl'}:13: checkpoint whose signature does not verify: this " \
+           f"line was changed or forged" in said(result)
+
+
+def test_a_log_read_from_a_pipe_is_named_as_well(tmp_path: Path,
+                                                 key: signing.SigningKey) -> None:
+    log = tmp_path / "audit.jsonl"
+    written(log, 10, key, every=4)
+    lines = lines_of(log)
+    read, write = os.pipe()
+    os.write(write, b"".join(lines[:5] + lines[6:]))
+    os.close(write)
+    with os.fdopen(read, "rb") as pipe:
+        result = verify([("pipe", pipe)], [key.public])
+    assert said(result) == ["pipe:6: removed: record 6 of proxy proxy-a, before this line"]
 
 
 def test_without_a_key_the_chain_still_shows_a_naive_edit(tmp_path: Path) -> None:

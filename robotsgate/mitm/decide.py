@@ -10,6 +10,7 @@ wrong on the way fails closed: 503, never forwarded.
 """
 
 import logging
+import secrets
 from collections.abc import Awaitable
 
 from mitmproxy import http
@@ -31,6 +32,8 @@ class Decide:
         self.runtime = runtime
 
     async def requestheaders(self, flow: http.HTTPFlow) -> None:
+        if flow.is_replay == "request":
+            _forget(flow)  # sent again: decided again, as it is now
         await self._decide_once(flow)
         if flow.response is not None:
             # The proxy answers: the body is read and dropped, never streamed to the origin.
@@ -40,15 +43,16 @@ class Decide:
         # Every flow passes requestheaders first; this only catches one that did not (a flow
         # replayed by another addon, say), so that nothing leaves undecided. A plain function:
         # the decided (nearly all) cost no coroutine.
-        if flow.metadata.get(keys.DECIDED):
+        if flow.metadata.get(keys.DECIDED) == _THIS_PROCESS:
             return None
         return self._decide_once(flow)
 
     async def _decide_once(self, flow: http.HTTPFlow) -> None:
-        if flow.metadata.get(keys.DECIDED) or flow.response is not None or \
+        # A flow read back from a file says it was decided, by another process: not here.
+        if flow.metadata.get(keys.DECIDED) == _THIS_PROCESS or flow.response is not None or \
                 flow.error is not None or not flow.live:
             return
-        flow.metadata[keys.DECIDED] = True
+        flow.metadata[keys.DECIDED] = _THIS_PROCESS
         try:
             await self._decide(flow)
         except AuditUnwritable:
@@ -90,6 +94,23 @@ class Decide:
             # Held until its slot and its turn, as it leaves: robotsgate.mitm.turns.
             flow.metadata[keys.PACED] = (runtime.clocks.monotonic() + verdict.wait,
                                          verdict.interval)
+
+
+# What marks a flow decided by this process (flows are saved with their metadata).
+_THIS_PROCESS = secrets.token_hex(8)
+_SIGNATURE_FIELDS = frozenset((b"signature", b"signature-input", b"signature-agent"))
+
+
+def _forget(flow: http.HTTPFlow) -> None:
+    """Everything robotsgate noted on a flow, and the signature it added to its request: a
+    flow replayed goes through every decision again."""
+    if flow.metadata.get(keys.SIGNED) is True:
+        headers = flow.request.data.headers
+        headers.fields = tuple(field for field in headers.fields
+                               if field[0].lower() not in _SIGNATURE_FIELDS)
+    for key in [key for key in flow.metadata
+                if key == keys.PRIVATE or key.startswith(keys.PRIVATE + ".")]:
+        del flow.metadata[key]
 
 
 def facts_of(flow: http.HTTPFlow) -> Facts:

@@ -241,7 +241,7 @@ class Runtime:
                     if Rebuilds.GATE in changed or old is None else old.services
             except BaseException:
                 if audit is not None:
-                    audit.close()
+                    audit.close(checkpoint=False)  # never in use: no line of the chain in it
                 raise
         except ValueError as exc:
             raise exceptions.OptionsError(str(exc)) from exc

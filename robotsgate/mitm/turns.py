@@ -73,16 +73,7 @@ class Turns:
         flow.request.stream = False  # read and dropped, never streamed to the origin
 
     def _streams_now(self, flow: http.HTTPFlow) -> bool:
-        """Whether mitmproxy may send this request before its request hook: a body that is
-        streamed (stream_large_bodies) goes as soon as the headers are decided."""
-        if flow.request.stream:
-            return True
-        if not self.runtime.of(flow).stream_bodies:
-            return False
-        if flow.request.is_http2 or flow.request.is_http3:
-            return True  # no header has to say whether a body follows (RFC 9113 §8.1.1)
-        headers = flow.request.headers
-        return "transfer-encoding" in headers or headers.get("content-length", "0") != "0"
+        return streams_now(flow, self.runtime.of(flow).stream_bodies)
 
     def responseheaders(self, flow: http.HTTPFlow) -> None:
         if keys.HOST in flow.metadata:
@@ -114,6 +105,20 @@ class Turns:
             host = keep(self._hosts, _HOSTS_REMEMBERED, address,
                         Origin.of("http", address, 80).host)
         return host
+
+
+def streams_now(flow: http.HTTPFlow, stream_bodies: bool) -> bool:
+    """Whether mitmproxy may send this request before its request hook: a body that is
+    streamed (stream_large_bodies) goes as soon as the headers are decided, or as soon as it
+    grows past the limit, with no hook in between."""
+    if flow.request.stream:
+        return True
+    if not stream_bodies:
+        return False
+    if flow.request.is_http2 or flow.request.is_http3:
+        return True  # no header has to say whether a body follows (RFC 9113 §8.1.1)
+    headers = flow.request.headers
+    return "transfer-encoding" in headers or headers.get("content-length", "0") != "0"
 
 
 def _goes_on_open_connection(flow: http.HTTPFlow) -> bool:
