@@ -168,8 +168,10 @@ class Settings:
         300, "Seconds a request's signature is good for (its expires parameter).",
         bounds=(1, 86_400))
     signing_agents: tuple[str, ...] = _option(
-        (), "Product tokens of the bots whose requests are signed; empty: every bot's. A "
-        "request the bot signed itself is left as it is.", check=_tokens)
+        (), "Product tokens of the bots whose requests are signed, as robots_agents, a "
+        "proxy-auth user or robots_agent names them (a User-Agent, which any client may "
+        "write, names no bot here); empty: every bot's. A request the bot signed itself is "
+        "left as it is.", check=_tokens)
     audit_checkpoint: int = _option(
         1000, "Audit records between two signed checkpoints (with robots_signing_key; also at "
         "rotation, reopening and shutdown).", bounds=(1, 10**9), rebuilds=Rebuilds.AUDIT)
