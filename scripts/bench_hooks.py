@@ -6,6 +6,10 @@ robots.txt cached, as the proxy runs them; and, to tell what the split into smal
 the addon manager's walk over robotsgate's addon tree alone (each hook looks every addon up),
 against one addon. Prints microseconds per flow, the median of `--rounds` rounds.
 
+Also an https flow, and one signed for Web Bot Auth (a revision that can): what signing costs
+a request, and what making one signature costs (a request to a site not visited in the same
+second pays it).
+
 With `--against REV`, the same is measured for robotsgate at that git revision (checked out into
 a temporary worktree, run in a process of its own), interleaved round by round.
 
@@ -58,9 +62,11 @@ def measure(flows: int) -> dict[str, float]:
         hooks = (layers.HttpRequestHeadersHook, layers.HttpRequestHook,
                  layers.HttpResponseHeadersHook, layers.HttpResponseHook)
 
+        scheme = ["http"]
+
         def flow() -> http.HTTPFlow:
             f = tflow.tflow()
-            f.request.url = "http://example.com/page"
+            f.request.url = f"{scheme[0]}://example.com/page"
             f.request.headers["Host"] = "example.com"
             f.request.headers["User-Agent"] = "TestBot/1.0"
             return f
@@ -81,6 +87,14 @@ def measure(flows: int) -> dict[str, float]:
         loop = asyncio.new_event_loop()
         loop.run_until_complete(run(200))  # robots.txt fetched and cached, code warm
         result["flow_us"] = loop.run_until_complete(run(flows))
+        scheme[0] = "https"
+        loop.run_until_complete(run(200))
+        result["https_us"] = loop.run_until_complete(run(flows))
+        signed = _signing(tctx, root)
+        if signed is not None:  # a revision that signs requests (Web Bot Auth)
+            loop.run_until_complete(run(200))
+            result["signed_us"] = loop.run_until_complete(run(flows))
+            result["signature_us"] = signed
         loop.close()
 
         class One:
@@ -95,6 +109,26 @@ def measure(flows: int) -> dict[str, float]:
                         getattr(addon, hook_name, None)
             result[name] = (time.perf_counter() - start) / flows * 1e6
     return result
+
+
+def _signing(tctx: Any, root: Any) -> float | None:
+    """Turn request signing on (a fresh key); µs per signature made (one per origin and
+    second: every request of a crawl that visits each site less than once a second). None for
+    a revision that cannot sign."""
+    try:
+        from robotsgate import signing
+        from robotsgate.httpsig import Signer
+    except ImportError:
+        return None
+    folder = tempfile.mkdtemp(prefix="robotsgate-key-")
+    key = signing.generate(os.path.join(folder, "key.pem"))
+    tctx.configure(root, robots_signing_key=key.path,
+                   robots_signature_agent="https://bots.example/directory")
+    signer = Signer(key, "https://bots.example/directory")
+    start = time.perf_counter()
+    for n in range(2000):
+        signer.fields(f"site{n}.example", 1_700_000_000.0)
+    return (time.perf_counter() - start) / 2000 * 1e6
 
 
 def child(checkout: Path, flows: int) -> dict[str, float]:
@@ -138,6 +172,11 @@ def main() -> int:
         label = f"{name} ({args.against})" if name == "then" else name
         print(f"{label:>22}: flow {med['flow_us']:6.1f} µs; addon tree walked 4 times "
               f"{med['walk_tree_us']:5.1f} µs (one addon: {med['walk_one_us']:4.1f} µs)")
+        if "signed_us" in med:
+            print(f"{'':>22}  https flow {med['https_us']:6.1f} µs, signed (one origin, its "
+                  f"signature made once a second) {med['signed_us']:6.1f} µs "
+                  f"({med['signed_us'] / med['https_us']:.2f}x); a signature made "
+                  f"{med['signature_us']:5.1f} µs")
     if args.against:
         now = statistics.median(r["flow_us"] for r in runs["now"])
         then_us = statistics.median(r["flow_us"] for r in runs["then"])

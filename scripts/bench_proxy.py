@@ -16,16 +16,13 @@ the proxy is what is measured, and on a shared CPU the scheduler's choices betwe
 processes move a run by more than the difference sought. Each proxy gets one unmeasured warm-up
 run first.
 
-With `--signed` another runs robotsgate signing every request (Web Bot Auth, a fresh key), in
-the same rounds: signed / gate is what signing costs.
-
 With `--against REV` a third proxy runs robotsgate as it was at that git revision (checked out
 into a temporary worktree, run with this checkout's mitmproxy), in the same rounds: the table
 then also gives that revision's figures and this checkout's rps over it, measured back to back.
 
 Needs nginx and wrk (Debian: `apt-get install -y nginx wrk && service nginx stop`).
 
-    .venv/bin/python scripts/bench_proxy.py [--seconds 5] [--rounds 5] [--against REV] [--signed]
+    .venv/bin/python scripts/bench_proxy.py [--seconds 5] [--rounds 5] [--against REV]
 """
 
 import argparse
@@ -106,8 +103,8 @@ http {{
     return process, port
 
 
-def start_mitmdump(workdir: Path, name: str, checkout: Path | None, serve: bool = False,
-                   extra: tuple[str, ...] = ()) -> tuple[subprocess.Popen[bytes], int]:
+def start_mitmdump(workdir: Path, name: str, checkout: Path | None, serve: bool = False
+                   ) -> tuple[subprocess.Popen[bytes], int]:
     """Plain mitmdump (`checkout` None), mitmdump with the robotsgate of `checkout`, or
     (`serve`) that checkout's `robotsgate serve`."""
     port = free_port()
@@ -122,7 +119,6 @@ def start_mitmdump(workdir: Path, name: str, checkout: Path | None, serve: bool 
         if "egress_allow" in (checkout / "robotsgate" / "options.py").read_text():
             args += ["--set", "robots_egress_allow=127.0.0.1"]  # nginx is on loopback
         env["PYTHONPATH"] = str(checkout)  # its robotsgate, before this checkout's
-    args += extra
     process = subprocess.Popen(args, cwd=checkout or REPO, stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL, env=env)
     if PROXY_CPUS:
@@ -187,9 +183,6 @@ def main() -> int:
     parser.add_argument("--seconds", type=int, default=5, help="length of each wrk run")
     parser.add_argument("--rounds", type=int, default=5, help="alternating runs per cell")
     parser.add_argument("--concurrency", default="1,10,50")
-    parser.add_argument("--signed", action="store_true",
-                        help="also measure robotsgate signing every request (Web Bot Auth), "
-                             "in the same rounds: signed/gate")
     parser.add_argument("--against", metavar="REV",
                         help="also measure robotsgate at this git revision, in the same rounds")
     args = parser.parse_args()
@@ -204,19 +197,8 @@ def main() -> int:
         checkouts: dict[str, Path | None] = {"plain": None, "gate": REPO, "serve": REPO}
         if args.against:
             checkouts["then"] = worktree(args.against, workdir / "then")
-        extras: dict[str, tuple[str, ...]] = {}
-        if args.signed:
-            from robotsgate import signing
-
-            key = workdir / "signing.pem"
-            signing.generate(str(key))
-            checkouts["signed"] = REPO
-            extras["signed"] = ("--set", f"robots_signing_key={key}", "--set",
-                                "robots_signature_agent=https://bots.example/.well-known/"
-                                "http-message-signatures-directory")
         nginx, origin_port = start_nginx(workdir)
-        started = {name: start_mitmdump(workdir, name, checkout, serve=name == "serve",
-                                        extra=extras.get(name, ()))
+        started = {name: start_mitmdump(workdir, name, checkout, serve=name == "serve")
                    for name, checkout in checkouts.items()}
         try:
             origin = f"http://127.0.0.1:{origin_port}"
@@ -236,11 +218,10 @@ def main() -> int:
                   f"{_cpus(LOAD_CPUS)}")
             names = list(started)
             shown = {"plain": "plain", "gate": "now" if args.against else "gate", "then": "then",
-                     "serve": "serve", "signed": "signed"}
+                     "serve": "serve"}
             head = " | ".join(f"{shown[n] + ' rps':>9} {'cpu µs':>6}" for n in names)
             ratios_head = "gate/plain (range)  serve/plain (range)" + \
-                ("  now/then (range)" if args.against else "") + \
-                ("  signed/gate (range)" if args.signed else "")
+                ("  now/then (range)" if args.against else "")
             print(f"{'path':9} {'conn':10} {'c':>3} | {head} | {ratios_head}")
             worst = worst_serve = float("inf")
             for path in ("page.html", REFUSED):
@@ -274,11 +255,6 @@ def main() -> int:
                                     for t, g in zip(runs["then"], runs["gate"], strict=True)]
                             text += (f"  {statistics.median(over):5.2f} "
                                      f"({min(over):.2f}-{max(over):.2f})")
-                        if args.signed:
-                            signed = [s.rps / g.rps
-                                      for g, s in zip(runs["gate"], runs["signed"], strict=True)]
-                            text += (f"  {statistics.median(signed):5.2f} "
-                                     f"({min(signed):.2f}-{max(signed):.2f})")
                         if path == "page.html":
                             worst = min(worst, ratio)
                             if not close:
