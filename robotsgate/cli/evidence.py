@@ -29,25 +29,25 @@ def run_keygen(args: argparse.Namespace) -> int:
     return OK
 
 
-def run_directory(args: argparse.Namespace) -> int:
+def _public_keys(paths: list[str]) -> list[signing.PublicKey]:
+    """The public keys of every --key, each once."""
     keys: list[signing.PublicKey] = []
-    for path in args.key:
+    for path in paths:
         try:
             keys += signing.public_keys(path)
         except ValueError as exc:
             raise CliError(f"--key: {exc}") from None
-    unique = list(dict.fromkeys(keys))
-    print(json.dumps({"keys": [key.jwk() for key in unique]}, indent=2))
+    return list(dict.fromkeys(keys))
+
+
+def run_directory(args: argparse.Namespace) -> int:
+    keys = _public_keys(args.key)
+    print(json.dumps({"keys": [key.jwk() for key in keys]}, indent=2))
     return OK
 
 
 def run_verify(args: argparse.Namespace) -> int:
-    keys: list[signing.PublicKey] = []
-    for path in args.key:
-        try:
-            keys += signing.public_keys(path)
-        except ValueError as exc:
-            raise CliError(f"--key: {exc}") from None
+    keys = _public_keys(args.key)
     with _opened(args.files) as streams:
         report = verify(streams, keys)
     for problem in report.problems:
