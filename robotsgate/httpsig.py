@@ -27,6 +27,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+import http_sf
+
 from robotsgate.protocol.memo import keep
 from robotsgate.signing import SigningKey
 
@@ -95,9 +97,10 @@ class Signer:
         return fields
 
     def _fields(self, authority: str, created: int) -> tuple[tuple[bytes, bytes], ...]:
-        agent = _sf_string(self.agent)
+        agent = http_sf.ser(self.agent)  # a Structured Fields String (RFC 9651 §3.3.3)
         if self.profile == "ietf":
-            header, component = f"{LABEL}={agent}", f'"signature-agent";key="{LABEL}"'
+            header, component = http_sf.ser({LABEL: self.agent}), \
+                f'"signature-agent";key="{LABEL}"'
         else:
             header, component = agent, '"signature-agent"'
         params = signature_params(('"@authority"', component), created=created,
@@ -108,11 +111,3 @@ class Signer:
         return ((b"Signature-Agent", header.encode("ascii")),
                 (b"Signature-Input", f"{LABEL}={params}".encode("ascii")),
                 (b"Signature", f"{LABEL}=:{signature}:".encode("ascii")))
-
-
-def _sf_string(text: str) -> str:
-    """A Structured Fields String (RFC 9651 §3.3.3): printable ASCII, quoted, `\\` and `"`
-    escaped."""
-    if not all(0x20 <= ord(char) <= 0x7E for char in text):
-        raise ValueError(f"not printable ASCII: {text!r}")
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'

@@ -75,10 +75,11 @@ class Decide:
         recorder = live.recorder
         plan = await live.exchange.decide(facts_of(flow))
         who = plan.who
-        keys.private(flow)[keys.IDENTITY] = who.identity
+        private = keys.private(flow)
+        private[keys.IDENTITY] = who.identity
         flow.metadata[keys.USER_AGENT] = who.user_agent
         if who.purposes:
-            keys.private(flow)[keys.PURPOSES] = who.purposes
+            private[keys.PURPOSES] = who.purposes
         _write(recorder, flow, plan.records)
         if isinstance(plan, Answer):
             answer(flow, plan.reason, plan.text, dict(plan.headers), plan.verdict)
@@ -86,7 +87,7 @@ class Decide:
         _apply(flow, plan)
         verdict = plan.verdict
         flow.metadata[keys.HOST] = plan.origin.host
-        keys.private(flow)[keys.VERDICT] = verdict  # for the response (robotsgate.mitm.usage)
+        private[keys.VERDICT] = verdict  # for the response (robotsgate.mitm.usage)
         if not plan.refused:
             runtime.metrics.forwarded(verdict.reason, verdict.wait)
         flow.metadata[keys.DELAY_MS] = round(verdict.wait * 1000)
