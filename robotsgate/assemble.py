@@ -25,7 +25,7 @@ from robotsgate.gate import Gate, GateConfig
 from robotsgate.httpsig import Signer
 from robotsgate.identity import AgentMap
 from robotsgate.metrics import Metrics
-from robotsgate.options import Settings
+from robotsgate.options import Settings, parse_profiles
 from robotsgate.pages import PageConfig, Pages
 from robotsgate.purposes import PurposeMap
 from robotsgate.resolver import Lookup, Resolver, system_lookup
@@ -172,7 +172,9 @@ def signer(settings: Settings) -> Signer | None:
         raise ValueError(f"robots_signing_key: {exc}") from None
     return Signer(key, settings.signature_agent, profile=settings.signature_profile,
                   validity=settings.signature_validity,
-                  agents=frozenset(token.lower() for token in settings.signing_agents))
+                  agents=frozenset(token.lower() for token in settings.signing_agents),
+                  asked=frozenset(token.lower() for token in settings.signing_asked),
+                  profiles=parse_profiles(settings.signature_profiles))
 
 
 def pages(settings: Settings, clocks: Clocks) -> Pages:

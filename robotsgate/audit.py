@@ -31,8 +31,10 @@ from robotsgate.signing import SigningKey
 #   be read in strip mode);
 # delay: forwarded after a politeness wait, or with a Crawl-delay cut down to the maximum;
 # tunnel: a CONNECT the proxy lets through without seeing inside (mitmproxy ignore_hosts);
-# cut: a forwarded request whose answer the proxy stopped (a 101 to a protocol it cannot read).
-Event = Literal["block", "would-block", "withheld", "delay", "tunnel", "cut"]
+# cut: a forwarded request whose answer the proxy stopped (a 101 to a protocol it cannot read);
+# signature: a forwarded request not signed as the proxy signs (Web Bot Auth): the bot's own
+#   signature left in place, or a request sent again, signed, because the origin asked.
+Event = Literal["block", "would-block", "withheld", "delay", "tunnel", "cut", "signature"]
 
 
 def _doc(text: str, default: Any = MISSING) -> Any:
@@ -49,7 +51,8 @@ class AuditRecord:
         "replaced with its own (usage preferences the answer stated, a page it could not read "
         "in strip mode); delay for a request forwarded after a wait; tunnel for a CONNECT let "
         "through unseen; cut for a forwarded request whose answer the proxy stopped (a 101 to "
-        "a protocol it cannot read)")
+        "a protocol it cannot read); signature for a request forwarded with the bot's own Web "
+        "Bot Auth signature, or sent again signed because the origin asked")
     reason: Reason = _doc("why (see Reasons)")
     status: int | None = _doc(
         "what the proxy answered (or would have); null when it forwarded")
@@ -91,8 +94,11 @@ class AuditRecord:
         "(password left out); for internal-error the exception", None)
     purposes: str | None = _doc("what the bot declared it crawls for (search, train-ai), when "
                                 "it declared anything", None)
-    origin_status: int | None = _doc("for an answer withheld: the status of the origin's "
-                                     "answer", None)
+    origin_status: int | None = _doc("for an answer withheld, or a request sent again signed: "
+                                     "the status of the origin's answer", None)
+    signature: str | None = _doc("for a signature event: the Signature-Input the request left "
+                                 "with (the bot's own, or the proxy's on the request sent "
+                                 "again)", None)
     proxy: str | None = _doc("the id of the proxy that wrote it (its chain: several proxies "
                              "may write one file)", None)
     seq: int | None = _doc("its number in that proxy's chain: 1, 2, 3, ...", None)

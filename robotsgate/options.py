@@ -16,6 +16,7 @@ from enum import StrEnum
 from typing import Any, Final, Literal, cast
 
 from robotsgate.egress import DEFAULT_DENY, EgressPolicy
+from robotsgate.httpsig import PROFILES, Profile
 from robotsgate.identity import AgentMap
 from robotsgate.protocol import PRODUCT_TOKEN, SEMANTICS
 from robotsgate.protocol.readings import Semantics
@@ -72,6 +73,31 @@ def _https_url(value: str) -> None:
 def _tokens(values: Sequence[str]) -> None:
     for value in values:
         _product_token(value)
+
+
+def parse_profiles(entries: Sequence[str]) -> dict[str, Profile]:
+    """robots_signature_profiles: HOST=PROFILE entries, a host a name or *.suffix."""
+    found: dict[str, Profile] = {}
+    for entry in entries:
+        if not entry.strip():
+            continue  # `--set robots_signature_profiles=`: none
+        host, sep, profile = entry.partition("=")
+        host, profile = host.strip().lower(), profile.strip()
+        name = host.removeprefix("*.")
+        if not sep or profile not in PROFILES or not name or \
+                not all(label and all(c.isalnum() or c == "-" for c in label)
+                        for label in name.split(".")):
+            raise ValueError(f"each entry is HOST=PROFILE, a host name or *.example.com and "
+                             f"ietf or cloudflare, such as shop.example=cloudflare; got "
+                             f"{entry!r}")
+        if host in found:
+            raise ValueError(f"{host} is given twice")
+        found[host] = profile
+    return found
+
+
+def _asked_tokens(values: Sequence[str]) -> None:
+    _tokens([value for value in values if value != "*"])
 
 
 def _optional(check: Callable[[str], object]) -> Callable[[str], None]:
@@ -162,8 +188,13 @@ class Settings:
     signature_profile: Literal["ietf", "cloudflare"] = _option(
         "ietf", "How Signature-Agent is written: ietf, a Structured Fields Dictionary "
         "(sig1=\"URL\", covered with ;key=\"sig1\"), as the IETF webbotauth draft says; "
-        "cloudflare, a quoted string, as Cloudflare's verifier takes it.",
+        "cloudflare, a quoted string, as Cloudflare's verifier takes it. "
+        "robots_signature_profiles sets it per destination host.",
         choices=("ietf", "cloudflare"))
+    signature_profiles: tuple[str, ...] = _option(
+        (), "The profile of some destination hosts, one HOST=PROFILE per entry: "
+        "shop.example=cloudflare, *.example.net=ietf (every name under example.net). An exact "
+        "name wins over a *. one, and a longer *. over a shorter.", check=parse_profiles)
     signature_validity: int = _option(
         300, "Seconds a request's signature is good for (its expires parameter).",
         bounds=(1, 86_400))
@@ -171,7 +202,15 @@ class Settings:
         (), "Product tokens of the bots whose requests are signed, as robots_agents, a "
         "proxy-auth user or robots_agent names them (a User-Agent, which any client may "
         "write, names no bot here); empty: every bot's. A request the bot signed itself is "
-        "left as it is.", check=_tokens)
+        "left as it is, and so noted in the audit log (event signature, reason bot-signed).",
+        check=_tokens)
+    signing_asked: tuple[str, ...] = _option(
+        (), "Product tokens of the bots whose requests are signed only when an origin asks: "
+        "an answer 401 or 403 with Accept-Signature is answered by the request once more, "
+        "signed as the origin asked (audited: event signature, reason signature-asked); * for "
+        "every bot robots_signing_agents does not name. Any signing bot's request is sent "
+        "again so when the origin asks for more than it was signed with.",
+        check=_asked_tokens)
     audit_checkpoint: int = _option(
         1000, "Audit records between two signed checkpoints (with robots_signing_key; also at "
         "rotation, reopening and shutdown).", bounds=(1, 10**9), rebuilds=Rebuilds.AUDIT)

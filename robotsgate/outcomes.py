@@ -22,6 +22,8 @@ class Reason(StrEnum):
     REQUEST_RATE = "request-rate"
     MIN_DELAY = "min-delay"
     PUSHBACK = "pushback"  # the origin asked for a pause (429/503): held, or refused 429
+    BOT_SIGNED = "bot-signed"  # forwarded with the bot's own signature, not the proxy's
+    SIGNATURE_ASKED = "signature-asked"  # the origin asked for a signature: sent again, signed
     # Refused by what the site says.
     DISALLOWED = "disallowed"
     DISALLOWED_HOST = "disallowed-host"  # a tunnel to a host that disallows everything
@@ -193,6 +195,10 @@ FORWARDED: Final[dict[Reason, str]] = {
     Reason.REQUEST_RATE: "forwarded after the wait robots.txt's Request-rate asks for",
     Reason.MIN_DELAY: "forwarded after the wait robots_min_delay_ms asks for",
     Reason.PUSHBACK: "forwarded after the pause the origin asked for (its own 429 or 503)",
+    Reason.BOT_SIGNED: "forwarded with the Web Bot Auth signature the bot made itself, which "
+                       "the proxy leaves as it is (event signature)",
+    Reason.SIGNATURE_ASKED: "the origin answered 401 or 403 with Accept-Signature: the request "
+                            "was sent once more, signed as it asked (event signature)",
     Reason.PROTOCOL: "a connection that carries nothing robotsgate can decide (DNS, UDP, raw "
                      "QUIC, raw TCP outside a tunnel), closed at once; method is TCP, UDP, DNS "
                      "or QUIC",

@@ -47,6 +47,13 @@ def test_the_proxy_registers_exactly_the_declared_options(tmp_path) -> None:
     ("robots_agents", ("10.0.0.0/8 CrawlerBot",), "robots_agents: "),
     ("robots_redis", "http://localhost", "robots_redis: must "),
     ("robots_redis_prefix", "", "robots_redis_prefix: must "),
+    ("robots_signature_profiles", ("shop.example=rfc",),
+     "robots_signature_profiles: each entry is HOST=PROFILE"),
+    ("robots_signature_profiles", ("shop.example",), "robots_signature_profiles: each entry"),
+    ("robots_signature_profiles", ("*.=ietf",), "robots_signature_profiles: each entry"),
+    ("robots_signature_profiles", ("a.example=ietf", "A.example=cloudflare"),
+     "robots_signature_profiles: a.example is given twice"),
+    ("robots_signing_asked", ("*", "News Bot"), "robots_signing_asked: must be a product token"),
 ])
 def test_a_bad_value_is_refused_naming_its_option(name: str, value: Any, message: str) -> None:
     with pytest.raises(ValueError) as refused:

@@ -39,6 +39,7 @@ CHECKED = "12.3"  # the mitmproxy release line everything below was read against
 
 def relied_on() -> dict[str, bool]:
     """Every private name of mitmproxy this module uses, and whether it is there."""
+    from mitmproxy.addons.clientplayback import ReplayHandler
     from mitmproxy.addons.next_layer import NextLayer
 
     names = {
@@ -51,6 +52,8 @@ def relied_on() -> dict[str, bool]:
         "HttpStream.request_body_buf": "request_body_buf" in HttpStream.__annotations__,
         "Http1Client.send": hasattr(Http1Client, "send"),
         "AddonManager.chain, .lookup": {"chain", "lookup"} <= set(_stored(AddonManager)),
+        # A request sent again, signed, when its origin asks (robotsgate.mitm.signing).
+        "clientplayback.ReplayHandler.replay": hasattr(ReplayHandler, "replay"),
     }
     return names
 

@@ -1,24 +1,49 @@
-"""Web Bot Auth: a request is signed as it leaves, once every field the proxy writes is final.
+"""Web Bot Auth: a request is signed as it leaves, once every field the proxy writes is final;
+and sent once more, signed as asked, when its origin answers that it wants a signature.
 
 After the decision has written the canonical authority and dropped what never leaves, and after
 the request's politeness turn (its signature is made for the second it goes), the signer adds
 Signature-Agent, Signature-Input and Signature (robotsgate.httpsig). A request whose body
 may stream goes as its headers are decided, and is signed then; any other one at its request
-hook, the last before mitmproxy sends it. A bot that signed its request itself keeps its own
-signature. Only https requests are signed: a signature covers the authority, not the scheme,
-and one sent in the clear could be replayed over https while it is good.
+hook, the last before mitmproxy sends it. Only https requests are signed: a signature covers
+the authority, not the scheme, and one sent in the clear could be replayed over https while it
+is good.
+
+A bot that signed its request itself keeps its own signature; the audit log says so (event
+signature, reason bot-signed). A bot configured to sign only when asked (robots_signing_asked)
+leaves unsigned; when an origin answers 401 or 403 with Accept-Signature, the request is sent
+once more (mitmproxy's own replay: decided, paced, dialled and audited afresh, like any other),
+signed as the origin asked, and the bot gets that answer. The same for a signed request whose
+origin asks for more than it carried (a nonce, @method, ...). Never twice, never a request the
+bot signed, nor one whose body streamed past the proxy.
 """
 
-from mitmproxy import http
+import asyncio
+import logging
+from collections.abc import Awaitable
 
+from mitmproxy import ctx, http
+
+from robotsgate import httpsig, outcomes
+from robotsgate.httpsig import Message, Signer, Wanted
 from robotsgate.mitm import keys
+from robotsgate.mitm.answers import AuditUnwritable, answer, fail_closed, retry_after
 from robotsgate.mitm.runtime import Runtime
 from robotsgate.mitm.turns import streams_now
+from robotsgate.outcomes import Reason
+
+logger = logging.getLogger(__name__)
+
+# How long a request sent again may take, its politeness wait included, before the bot gets
+# the origin's first answer instead.
+AGAIN_TIMEOUT = 300.0
 
 
 class Sign:
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
+        # Requests sent again because their origin asked for a signature: what it asked for.
+        self._again: dict[str, Wanted] = {}
 
     def requestheaders(self, flow: http.HTTPFlow) -> None:
         live = self.runtime.of(flow) if keys.HOST in flow.metadata else None
@@ -37,18 +62,112 @@ class Sign:
         if signer is None:
             return
         flow.metadata[keys.SIGNED] = False
+        try:
+            self._signed(flow, signer)
+        except AuditUnwritable:
+            answer(flow, Reason.AUDIT_UNAVAILABLE, outcomes.text(Reason.AUDIT_UNAVAILABLE),
+                   retry_after(60))
+        except Exception as exc:
+            logger.exception("robotsgate: internal error signing %s", flow.request.pretty_url)
+            fail_closed(flow, self.runtime.recorder_of(flow), Reason.INTERNAL_ERROR,
+                        f"{type(exc).__name__}: {exc}")
+
+    def _signed(self, flow: http.HTTPFlow, signer: Signer) -> None:
         request = flow.request
         if request.scheme != "https":
             return  # a signature sent in the clear could be replayed over https for its life
+        mode = signer.mode(lambda: _tokens(flow))
+        if mode is None:
+            return
         headers = request.data.headers
-        if not signer.signs(lambda: _tokens(flow), headers.fields):
+        if httpsig.bot_signed(headers.fields):
+            self.runtime.of(flow).recorder.flow(
+                flow, "signature", Reason.BOT_SIGNED, None,
+                keys.private(flow).get(keys.VERDICT),
+                signature=request.headers.get("signature-input"))
+            return
+        wanted = self._again.get(flow.id)
+        now = self.runtime.clocks.clock()
+        if wanted is not None:
+            fields = signer.answer(wanted, _message(flow), now)
+        elif mode == "always":
+            fields = signer.fields(_authority(flow), now)
+        else:
+            return  # signed only when an origin asks
+        if fields is None:
             return
         flow.metadata[keys.SIGNED] = True  # the fields are the proxy's (a replay drops them)
-        # The authority as it leaves: the decision wrote it canonically in both places.
-        authority = request.data.authority.decode("ascii") if request.data.authority else \
-            request.headers.get("host", "")
-        headers.fields = (*headers.fields,
-                          *signer.fields(authority.lower(), self.runtime.clocks.clock()))
+        headers.fields = (*headers.fields, *fields)
+
+    def response(self, flow: http.HTTPFlow) -> Awaitable[None] | None:
+        wanted = self._asked(flow)
+        return None if wanted is None else self._send_again(flow, wanted)
+
+    def _asked(self, flow: http.HTTPFlow) -> Wanted | None:
+        """What the origin asked to be signed, when its answer is one to send the request
+        again for: a 401 or 403 with Accept-Signature, to a request the proxy signs for (or
+        signed with less than was asked), read whole (not streamed) both ways, sent once."""
+        response = flow.response
+        if response is None or response.status_code not in (401, 403) or \
+                flow.error is not None or flow.metadata.get(keys.ANSWERED) or \
+                keys.HOST not in flow.metadata or flow.id in self._again or \
+                "accept-signature" not in response.headers:
+            return None
+        signer = self.runtime.of(flow).signer
+        request = flow.request
+        if signer is None or request.scheme != "https" or response.stream or \
+                request.stream or request.raw_content is None:
+            return None
+        signed = flow.metadata.get(keys.SIGNED) is True
+        if not signed and (httpsig.bot_signed(request.data.headers.fields) or
+                           signer.mode(lambda: _tokens(flow)) is None):
+            return None  # the bot's own signature (its business), or a bot that never signs
+        wanted = httpsig.wanted(response.headers["accept-signature"])
+        if wanted is None or (signed and wanted.met_by_default()) or \
+                signer.answer(wanted, _message(flow), 0.0) is None:
+            return None  # unreadable, carried already, or not a request's to give
+        return wanted
+
+    async def _send_again(self, flow: http.HTTPFlow, wanted: Wanted) -> None:
+        from mitmproxy.addons.clientplayback import ReplayHandler
+
+        first = flow.response
+        assert first is not None
+        again = flow.copy()
+        again.is_replay = "request"  # decided afresh (robotsgate.mitm.decide), our fields gone
+        again.response = again.error = None
+        self._again[again.id] = wanted
+        trouble = None
+        try:
+            await asyncio.wait_for(ReplayHandler(again, ctx.options).replay(), AGAIN_TIMEOUT)
+        except TimeoutError:
+            trouble = f"no answer within {AGAIN_TIMEOUT:.0f} s"
+        finally:
+            del self._again[again.id]
+        if again.response is not None:
+            flow.response = again.response
+            # Settled: the answer went through every part on its way, as the other request's.
+            flow.metadata[keys.ANSWERED] = True
+        self.runtime.of(flow).recorder.flow(
+            flow, "signature", Reason.SIGNATURE_ASKED, None,
+            keys.private(flow).get(keys.VERDICT), origin_status=first.status_code,
+            signature=again.request.headers.get("signature-input"),
+            error=None if again.response is not None else
+            f"sent again, it got no answer ({trouble or (again.error and again.error.msg)}): "
+            f"the bot got the first")
+
+
+def _authority(flow: http.HTTPFlow) -> str:
+    # The authority as it leaves: the decision wrote it canonically in both places.
+    data = flow.request.data
+    return (data.authority.decode("ascii") if data.authority else
+            flow.request.headers.get("host", "")).lower()
+
+
+def _message(flow: http.HTTPFlow) -> Message:
+    request = flow.request
+    return Message(request.method, request.scheme, _authority(flow), request.path,
+                   request.data.headers.fields)
 
 
 def _tokens(flow: http.HTTPFlow) -> tuple[str, ...]:

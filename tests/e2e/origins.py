@@ -151,7 +151,7 @@ class Origin:
         self._seen: list[Seen] = []
         self._stopping = threading.Event()
         self.robots: RobotsSpec = Reply(404, "no robots.txt here\n")
-        self.routes: dict[str, Reply] = {}
+        self.routes: dict[str, Reply | Callable[[Seen], Reply]] = {}
         self._server = _Server((host, port), self, tls)  # port 0: any free one
         self.host = host
         self.port: int = self._server.server_address[1]
@@ -190,6 +190,11 @@ class Origin:
     ) -> None:
         """Answer ``path`` (exact match, query included) with a fixed reply."""
         self.routes[path] = Reply(status, body, dict(headers or {}), delay)
+
+    def answer(self, path: str, reply: Callable[[Seen], Reply]) -> None:
+        """Answer ``path`` (exact match, query included) with what ``reply`` makes of each
+        request."""
+        self.routes[path] = reply
 
     def redirect(self, path: str, location: str, status: int = 301) -> None:
         self.route(path, status, b"moved\n", {"Location": location})
@@ -234,7 +239,8 @@ class Origin:
 
     def _reply_for(self, seen: Seen) -> Reply:
         if seen.path in self.routes:
-            return self.routes[seen.path]
+            route = self.routes[seen.path]
+            return route(seen) if callable(route) else route
         if seen.path.split("?", 1)[0] == "/robots.txt":
             robots = self.robots
             if callable(robots):

@@ -21,7 +21,7 @@ from http_message_signatures.resolvers import MappingKeyResolver
 
 from .clients import curl
 from .machine import clean_env, require_tool
-from .origins import Origin, Seen
+from .origins import Origin, Reply, Seen
 from .proxy import Proxy
 
 ROBOTSGATE = Path(sys.executable).parent / "robotsgate"
@@ -53,19 +53,23 @@ def check(seen: Seen, scheme: str, keys: dict[str, Ed25519PublicKey]) -> list[st
     return [name for name in result.covered_components if name != '"@signature-params"']
 
 
-@pytest.mark.parametrize(("profile", "covered"), [
-    ("ietf", ['"@authority"', '"signature-agent";key="sig1"']),
-    ("cloudflare", ['"@authority"', '"signature-agent"']),
+@pytest.mark.parametrize(("profile", "per_host", "covered"), [
+    ("ietf", "", ['"@authority"', '"signature-agent";key="sig1"']),
+    ("cloudflare", "", ['"@authority"', '"signature-agent"']),
+    # The destination host's own profile wins over robots_signature_profile.
+    ("ietf", "127.0.0.1=cloudflare", ['"@authority"', '"signature-agent"']),
 ])
 def test_what_leaves_is_signed_and_verifies_with_the_published_key(
-        profile: str, covered: list[str], published: tuple[Path, dict[str, Ed25519PublicKey]],
+        profile: str, per_host: str, covered: list[str],
+        published: tuple[Path, dict[str, Ed25519PublicKey]],
         origin: Callable[..., Origin], https_origin: Callable[..., Origin],
         proxy: Callable[..., Proxy]) -> None:
     key, keys = published
     plain, secure = origin(robots="User-agent: *\nDisallow: /private\n"), \
         https_origin(robots="User-agent: *\nDisallow: /private\n")
     gate = proxy(trust_test_ca=True, robots_signing_key=str(key),
-                 robots_signature_agent=AGENT, robots_signature_profile=profile)
+                 robots_signature_agent=AGENT, robots_signature_profile=profile,
+                 robots_signature_profiles=per_host)
     for site in (plain, secure):
         assert curl(gate, site.url("/page"), headers={"User-Agent": "ShopBot/1.0"}).status == 200
     [seen] = [s for s in secure.seen if s.path == "/page"]
@@ -107,6 +111,10 @@ def test_a_bots_own_signature_is_left_alone_and_only_named_bots_are_signed(
     assert seen["/own"]["signature"] == "bot=:AAAA:" and "signature-agent" not in seen["/own"]
     assert "signature" not in seen["/other"]
     assert seen["/named"]["signature"].startswith("sig1=:")
+    # The audit log says whose signature went: the bot's own, for a bot the proxy signs for.
+    [own] = [r for r in gate.audit() if r["event"] == "signature"]
+    assert (own["reason"], own["url"], own["signature"], own["agent_source"]) == \
+        ("bot-signed", site.url("/own"), 'bot=("@authority");created=1', "map-user")
 
 
 def test_signing_without_a_key_stops_the_start(tmp_path: Path,
@@ -118,3 +126,57 @@ def test_signing_without_a_key_stops_the_start(tmp_path: Path,
     assert code == 1, output
     assert "robotsgate: robots_signature_agent: requests are signed with robots_signing_key, " \
            "which is not set" in output
+
+
+ASK = ('sig2=("@authority" "signature-agent";key="sig1" "@method" "@target-uri");'
+       'nonce="n-42";tag="web-bot-auth"')
+
+
+def members_only(keys: dict[str, Ed25519PublicKey]) -> Callable[[Seen], Reply]:
+    """An origin's page for verified bots: 401 with Accept-Signature to a request without a
+    signature, 403 to one whose signature does not verify or lacks the nonce it asked for."""
+    def reply(seen: Seen) -> Reply:
+        if "signature-input" not in seen.headers:
+            return Reply(401, "sign, please\n", {"Accept-Signature": ASK})
+        try:
+            covered = check(seen, "https", keys)
+        except InvalidSignature:
+            return Reply(403, "bad signature\n")
+        if ';nonce="n-42"' not in seen.headers["signature-input"] or \
+                '"@target-uri"' not in covered:
+            return Reply(403, "not what was asked\n", {"Accept-Signature": ASK})
+        return Reply(200, "welcome, verified bot\n")
+    return reply
+
+
+@pytest.mark.parametrize("when", ["asked", "always"])
+def test_an_origin_that_asks_for_a_signature_gets_the_request_once_more_signed_as_asked(
+        when: str, published: tuple[Path, dict[str, Ed25519PublicKey]],
+        https_origin: Callable[..., Origin], proxy: Callable[..., Proxy]) -> None:
+    key, keys = published
+    site = https_origin(robots="User-agent: *\nAllow: /\n")
+    site.answer("/members", members_only(keys))
+    site.route("/closed", 403, "no\n", {"Accept-Signature": ASK})
+    options = {"robots_signing_asked": "*"} if when == "asked" else {}
+    gate = proxy(trust_test_ca=True, robots_signing_key=str(key), robots_signature_agent=AGENT,
+                 **options)
+    got = curl(gate, site.url("/members"), headers={"User-Agent": "ShopBot/1.0"})
+    assert (got.status, got.body) == (200, b"welcome, verified bot\n")
+    first, again = [s.headers for s in site.seen if s.path == "/members"]
+    # Signed only when asked; or signed every time, and again with what was asked besides.
+    assert ("signature-input" in first) == (when == "always")
+    assert again["signature-input"].startswith('sig2=("@authority" "signature-agent";key="sig1" '
+                                               '"@method" "@target-uri");created=')
+    # Another page the bot asks for: signed only when asked, as before.
+    assert curl(gate, site.url("/page")).status == 200
+    assert ("signature" in site.seen[-1].headers) == (when == "always")
+    # Once only: an origin that refuses the signed request too is answered as it answered.
+    got = curl(gate, site.url("/closed"))
+    assert (got.status, got.body) == (403, b"no\n")
+    assert site.count("/closed") == 2
+    [asked, closed] = [r for r in gate.wait_audit(2) if r["event"] == "signature"]
+    # 401 to the request without a signature; 403 to the one signed without the nonce.
+    assert (asked["reason"], asked["origin_status"], asked["url"]) == \
+        ("signature-asked", 401 if when == "asked" else 403, site.url("/members"))
+    assert asked["signature"] == again["signature-input"]
+    assert (closed["reason"], closed["origin_status"]) == ("signature-asked", 403)
