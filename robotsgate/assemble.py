@@ -15,6 +15,7 @@ import certifi
 import httpx
 
 from robotsgate import signing
+from robotsgate.agent_directory import Published, read_card
 from robotsgate.archive import RobotsArchive
 from robotsgate.audit import AuditLog
 from robotsgate.audit_chain import Chain
@@ -175,6 +176,34 @@ def signer(settings: Settings) -> Signer | None:
                   agents=frozenset(token.lower() for token in settings.signing_agents),
                   asked=frozenset(token.lower() for token in settings.signing_asked),
                   profiles=parse_profiles(settings.signature_profiles))
+
+
+def published(settings: Settings) -> Published | None:
+    """The key directory and the Signature Agent Card, when robots_directory_port serves
+    them: the signing key first, then robots_directory_keys."""
+    if not settings.directory_port:
+        return None
+    if not settings.signing_key:
+        raise ValueError("robots_directory_port: the directory publishes robots_signing_key, "
+                         "which is not set (robotsgate keygen FILE makes one)")
+    try:
+        key = signing.load(settings.signing_key)
+    except ValueError as exc:
+        raise ValueError(f"robots_signing_key: {exc}") from None
+    keys, signers = [key.public], [key]
+    for path in settings.directory_keys:
+        try:
+            listed, held = signing.directory_key(path)
+        except ValueError as exc:
+            raise ValueError(f"robots_directory_keys: {exc}") from None
+        keys += listed
+        signers += [held] if held is not None else []
+    try:
+        card = read_card(settings.signature_card) if settings.signature_card else {}
+    except ValueError as exc:
+        raise ValueError(f"robots_signature_card: {exc}") from None
+    return Published(tuple(dict.fromkeys(keys)), tuple({k.public: k for k in signers}.values()),
+                     card, settings.signature_validity)
 
 
 def pages(settings: Settings, clocks: Clocks) -> Pages:

@@ -39,6 +39,7 @@ class Rebuilds(StrEnum):
     PAGES = "pages"  # the nofollow memory
     AUDIT = "audit"  # the audit log is reopened
     METRICS = "metrics"  # the metrics server is restarted
+    DIRECTORY = "directory"  # the key directory's server is restarted
 
 
 def _option(default: Any, help: str, *, choices: Sequence[str] | None = None,
@@ -211,6 +212,23 @@ class Settings:
         "every bot robots_signing_agents does not name. Any signing bot's request is sent "
         "again so when the origin asks for more than it was signed with.",
         check=_asked_tokens)
+    directory_port: int = _option(
+        0, "Port on which the proxy serves its key directory "
+        "(/.well-known/http-message-signatures-directory, each response signed) and its "
+        "Signature Agent Card (/.well-known/signature-agent-card), over plain HTTP, for the "
+        "https server of robots_signature_agent's host to pass on (0: not served).",
+        bounds=(0, 65_535), rebuilds=Rebuilds.DIRECTORY)
+    directory_host: str = _option(
+        "127.0.0.1", "Address the key directory's port listens on.",
+        rebuilds=Rebuilds.DIRECTORY)
+    directory_keys: tuple[str, ...] = _option(
+        (), "Key files the directory lists besides robots_signing_key, while keys are rotated "
+        "(a private PEM key also signs the directory's responses; a public PEM or a JWK Set is "
+        "listed only).")
+    signature_card: str = _option(
+        "", "A JSON file of the Signature Agent Card's fields the operator writes (client_name, "
+        "client_uri, contacts, purpose, ...); the proxy adds keys, rfc9309-compliance and "
+        "rate-control itself.")
     audit_checkpoint: int = _option(
         1000, "Audit records between two signed checkpoints (with robots_signing_key; also at "
         "rotation, reopening and shutdown).", bounds=(1, 10**9), rebuilds=Rebuilds.AUDIT)

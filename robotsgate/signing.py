@@ -125,6 +125,20 @@ def public_keys(path: str) -> list[PublicKey]:
                                        serialization.PublicFormat.Raw))]
 
 
+def directory_key(path: str) -> tuple[list[PublicKey], SigningKey | None]:
+    """A key a directory lists: its public keys, and the key itself when the file holds a
+    private one (which then signs the directory's responses). ValueError says what is
+    wrong."""
+    try:
+        private = b"PRIVATE KEY" in Path(path).read_bytes()
+    except OSError as exc:
+        raise ValueError(f"cannot read {path!r}: {exc.strerror or exc}") from None
+    if private:
+        held = load(path)
+        return [held.public], held
+    return public_keys(path), None
+
+
 def _from_jwks(path: str, data: bytes) -> list[PublicKey]:
     try:
         document = json.loads(data)

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Iterator
 from typing import IO
 
-from robotsgate import signing
+from robotsgate import agent_directory, signing
 from robotsgate.audit_verify import verify
 from robotsgate.cli.common import FOUND, OK, CliError, Commands
 
@@ -42,7 +42,14 @@ def _public_keys(paths: list[str]) -> list[signing.PublicKey]:
 
 def run_directory(args: argparse.Namespace) -> int:
     keys = _public_keys(args.key)
-    print(json.dumps({"keys": [key.jwk() for key in keys]}, indent=2))
+    if args.card is None:
+        print(json.dumps({"keys": [key.jwk() for key in keys]}, indent=2))
+        return OK
+    try:
+        fields = agent_directory.read_card(args.card)
+    except ValueError as exc:
+        raise CliError(f"--card: {exc}") from None
+    print(json.dumps(agent_directory.card(fields, keys), indent=2))
     return OK
 
 
@@ -77,7 +84,7 @@ def _opened(paths: list[str]) -> Iterator[list[tuple[str, IO[bytes]]]]:
 
 
 def add_parsers(commands: Commands) -> None:
-    """`robotsgate keygen` and `robotsgate verify`: their arguments."""
+    """`robotsgate keygen`, `directory` and `verify`: their arguments."""
     p = commands.add_parser(
         "keygen", help="make the proxy's Ed25519 signing key",
         description="Write a new Ed25519 key to FILE (PEM, mode 600; never over a file that "
@@ -96,6 +103,11 @@ def add_parsers(commands: Commands) -> None:
     p.add_argument("--key", action="append", required=True, metavar="FILE",
                    help="a key: the signing key's PEM (only its public half is printed), a "
                         "public PEM, or a JWK Set; repeat for several")
+    p.add_argument("--card", metavar="FILE",
+                   help="print the Signature Agent Card instead (to serve at "
+                        "/.well-known/signature-agent-card): the fields FILE holds (a JSON "
+                        "object: client_name, client_uri, contacts, purpose...), with the "
+                        "keys, rfc9309-compliance and rate-control the proxy makes true")
     p.set_defaults(run=run_directory)
     p = commands.add_parser(
         "verify", help="check that audit logs are the ones the proxy wrote",

@@ -22,8 +22,10 @@ import httpx
 from mitmproxy import ctx, exceptions, http
 
 from robotsgate import assemble
+from robotsgate.agent_directory import DIRECTORY_PATH, Published
 from robotsgate.assemble import Clocks, Services, Upstream
 from robotsgate.audit_chain import Chain, proxy_id
+from robotsgate.directory_server import DirectoryServer
 from robotsgate.egress import Socket
 from robotsgate.exchange import Exchange
 from robotsgate.gate import Gate
@@ -90,6 +92,8 @@ class Runtime:
         self._live: Live | None = None
         self._sink: AuditSink | None = None
         self._metrics_server: MetricsServer | None = None
+        self._directory_server: DirectoryServer | None = None
+        self._published: Published | None = None  # what the directory server serves now
         self._sighup = False
         self._start_errors: list[str] = []  # what stops the start, each said once
         # This proxy's chain of audit records, from one audit log to the next (audit_chain.py).
@@ -167,10 +171,11 @@ class Runtime:
                 everywhere[0].port)
 
     def _own(self) -> tuple[Socket, ...]:
-        """The proxy's own sockets, never a destination: where it listens, its metrics."""
-        server = self._metrics_server
-        metrics = (Socket(server.host, server.port),) if server is not None else ()
-        return self._listening + metrics
+        """The proxy's own sockets, never a destination: where it listens, its metrics, its
+        key directory."""
+        return self._listening + tuple(
+            Socket(server.host, server.port)
+            for server in (self._metrics_server, self._directory_server) if server is not None)
 
     def _own_changed(self) -> None:
         if self._live is not None:
@@ -233,6 +238,7 @@ class Runtime:
             # Everything new is built before anything old is replaced: a bad value changes
             # nothing (mitmproxy then puts the option back as it was).
             signer = assemble.signer(settings)  # first: a bad key changes nothing
+            published = assemble.published(settings)
             audit = assemble.audit_log(settings, self._chain, self.clocks.clock) \
                 if Rebuilds.AUDIT in changed or self._sink is None else None
             try:
@@ -247,6 +253,9 @@ class Runtime:
             raise exceptions.OptionsError(str(exc)) from exc
         if Rebuilds.METRICS in changed:
             self._serve_metrics(settings.metrics_host, settings.metrics_port)
+        self._published = published
+        if Rebuilds.DIRECTORY in changed:
+            self._serve_directory(settings.directory_host, settings.directory_port)
         if audit is not None:
             if self._sink is None:
                 self._sink = AuditSink(audit)
@@ -260,8 +269,8 @@ class Runtime:
         exchange = assemble.exchange(settings, services.gate, services.resolver, pages)
         self.install(Live(settings, upstream, services, recorder, pages, exchange,
                           exchange.agents, stream_bodies, signer))
-        if Rebuilds.METRICS in changed:
-            self._own_changed()  # the metrics port is the proxy's own: never a destination
+        if changed & {Rebuilds.METRICS, Rebuilds.DIRECTORY}:
+            self._own_changed()  # the proxy's own ports: never a destination
         if old is not None and services is not old.services:
             _close_later(old.services)
 
@@ -325,6 +334,23 @@ class Runtime:
                                           f"{exc.strerror or exc}") from exc
         logger.info("robotsgate: metrics on http://%s:%d/metrics", host, port)
 
+    def _serve_directory(self, host: str, port: int) -> None:
+        server = self._directory_server
+        if server is not None and (server.host, server.port) == (host, port):
+            return
+        if server is not None:
+            server.close()
+            self._directory_server = None
+        if port == 0:
+            return
+        try:
+            self._directory_server = DirectoryServer(host, port, lambda: self._published,
+                                                     self.clocks.clock)
+        except OSError as exc:
+            raise exceptions.OptionsError(f"robots_directory_port: cannot listen on "
+                                          f"{host}:{port}: {exc.strerror or exc}") from exc
+        logger.info("robotsgate: key directory on http://%s:%d%s", host, port, DIRECTORY_PATH)
+
     async def done(self) -> None:
         if self._sighup:
             asyncio.get_running_loop().remove_signal_handler(signal.SIGHUP)
@@ -332,6 +358,9 @@ class Runtime:
         if self._metrics_server is not None:
             self._metrics_server.close()
             self._metrics_server = None
+        if self._directory_server is not None:
+            self._directory_server.close()
+            self._directory_server = None
         if self._live is not None:
             await self._live.services.aclose()
         if self._sink is not None:

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import requests
@@ -20,7 +21,7 @@ from http_message_signatures.exceptions import InvalidSignature
 from http_message_signatures.resolvers import MappingKeyResolver
 
 from .clients import curl
-from .machine import clean_env, require_tool
+from .machine import clean_env, free_port, require_tool
 from .origins import Origin, Reply, Seen
 from .proxy import Proxy
 
@@ -180,3 +181,62 @@ def test_an_origin_that_asks_for_a_signature_gets_the_request_once_more_signed_a
         ("signature-asked", 401 if when == "asked" else 403, site.url("/members"))
     assert asked["signature"] == again["signature-input"]
     assert (closed["reason"], closed["origin_status"]) == ("signature-asked", 403)
+
+
+def test_the_proxy_serves_its_key_directory_signed_and_its_agent_card(
+        published: tuple[Path, dict[str, Ed25519PublicKey]], tmp_path: Path,
+        origin: Callable[..., Origin], proxy: Callable[..., Proxy]) -> None:
+    key, keys = published
+    # Keys rotated: the old private key still signs the directory; one listed only.
+    old, listed = tmp_path / "old.pem", tmp_path / "listed.pem"
+    for made in (old, listed):
+        subprocess.run([str(ROBOTSGATE), "keygen", str(made)], capture_output=True, check=True,
+                       timeout=60, env=clean_env())
+    public_only = tmp_path / "listed.jwks"
+    public_only.write_text(subprocess.run(
+        [str(ROBOTSGATE), "directory", "--key", str(listed)], capture_output=True, text=True,
+        check=True, timeout=60, env=clean_env()).stdout)
+    card = tmp_path / "card.json"
+    card.write_text(json.dumps({"client_name": "ShopBot", "rate-control": "none",
+                                "contacts": ["mailto:bots@shop.example"]}))
+    port = free_port()
+    gate = proxy(robots_signing_key=str(key), robots_signature_agent=AGENT,
+                 robots_directory_port=port, robots_signature_card=str(card),
+                 robots_directory_keys=[str(old), str(public_only)])
+    base = f"http://127.0.0.1:{port}"
+    got = requests.get(base + "/.well-known/http-message-signatures-directory", timeout=10)
+    assert got.status_code == 200
+    assert got.headers["content-type"] == "application/http-message-signatures-directory+json"
+    directory = {jwk["kid"]: jwk for jwk in got.json()["keys"]}
+    assert len(directory) == 3 and set(keys) <= set(directory)
+    assert all("d" not in jwk for jwk in directory.values())
+    # A site checks the response with the keys the directory lists: two of them signed it.
+    results = directory_check(got, directory)
+    assert len(results) == 2 and all(
+        r.parameters["tag"] == "http-message-signatures-directory" for r in results)
+    assert {r.parameters["keyid"] for r in results} < set(directory)
+    # Signed for the authority asked for: not for another.
+    got.request.url = got.request.url.replace("127.0.0.1", "elsewhere.example")
+    with pytest.raises(InvalidSignature):
+        directory_check(got, directory)
+    card_got = requests.get(base + "/.well-known/signature-agent-card", timeout=10).json()
+    assert card_got["client_name"] == "ShopBot" and card_got["rate-control"] == "429"
+    assert "Disallow" in card_got["rfc9309-compliance"]
+    assert {jwk["kid"] for jwk in card_got["keys"]} == set(directory)
+    assert requests.get(base + "/other", timeout=10).status_code == 404
+    # The directory's port is the proxy's own: no bot reaches it through the proxy.
+    site = origin(robots="User-agent: *\nAllow: /\n")
+    assert curl(gate, site.url("/page")).status == 200
+    refused = curl(gate, f"{base}/.well-known/signature-agent-card")
+    assert refused.status == 403 and refused.headers["x-robotsgate-reason"] == "destination"
+
+
+def directory_check(response: requests.Response,
+                    directory: dict[str, dict[str, str]]) -> list[Any]:
+    public = {kid: Ed25519PublicKey.from_public_bytes(
+        base64.urlsafe_b64decode(jwk["x"] + "=" * (-len(jwk["x"]) % 4)))
+        for kid, jwk in directory.items()}
+    verifier = HTTPMessageVerifier(signature_algorithm=algorithms.ED25519,
+                                   key_resolver=MappingKeyResolver(public_keys=public,
+                                                                   private_keys={}))
+    return list(verifier.verify(response, expect_tag="http-message-signatures-directory"))
