@@ -6,21 +6,25 @@
 # - .venv: robotsgate and its test extra (pytest, hypothesis, linters, MkDocs, the reference
 #   parsers, the client libraries the tests drive);
 # - Debian packages, only those missing, with one apt-get call it announces first: curl, wget,
-#   nodejs, golang-go, chromium and libnss3-tools (the client recipes), redis-server (the fleet
-#   tests start private servers), systemd (systemd-analyze), logrotate and haproxy (deploy/);
+#   nodejs, golang-go, chromium and libnss3-tools (the client recipes), npm (the tests install
+#   Cloudflare's web-bot-auth verifier with npm ci), redis-server (the fleet tests start private
+#   servers), systemd (systemd-analyze), logrotate and haproxy (deploy/);
 # - a Redis on 127.0.0.1:6379 when none answers there, stopped again when the tests end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh test
 # Real tools the tests drive, from Debian's packages, installed only when missing:
 #   curl, wget, nodejs, golang-go, chromium (+ libnss3-tools' certutil): the client recipes
-#   (tests/e2e/test_clients.py) and the HTML report in a browser; redis-server: fleet tests
+#   (tests/e2e/test_clients.py) and the HTML report in a browser; npm: tests/e2e/test_signing.py
+#   runs `npm ci` from tests/e2e/webbotauth's lock, into a directory of the session's, once per
+#   session (web-bot-auth, which verifies what the proxy signs); redis-server: fleet tests
 #   start private servers they can stop; systemd (systemd-analyze) and logrotate: deploy/.
 missing=""
 need() { command -v "$1" >/dev/null 2>&1 || missing="$missing $2"; }
 need curl curl
 need wget wget
 need node nodejs
+need npm npm
 need go golang-go
 need chromium chromium
 need certutil libnss3-tools

@@ -18,7 +18,7 @@ import pytest
 from .clients import CLIENTS, Client
 from .machine import PROXY_ENV_VARS
 from .origins import Origin, serving
-from .proxy import Proxy
+from .proxy import ADDON, Proxy
 from .tls import CertAuthority, make_test_ca
 
 
@@ -52,16 +52,18 @@ def proxy(tmp_path: Path, test_ca: CertAuthority, proxy_kind: str
     """Factory: ``proxy(robots_mode="monitor", ...)`` starts mitmdump with those ``--set``s.
 
     ``trust_test_ca=True`` makes it trust the test CA for upstream TLS
-    (``ssl_verify_upstream_trusted_ca``); ``nofile`` lowers its limit of open descriptors.
+    (``ssl_verify_upstream_trusted_ca``); ``nofile`` lowers its limit of open descriptors;
+    ``addon`` is the script mitmdump loads instead of addon.py (robotsgate's addons built
+    another way, e.g. with a clock of the test's).
     """
     started: list[Proxy] = []
 
     def start(*, trust_test_ca: bool = False, nofile: int | None = None,
-              **options: Any) -> Proxy:
+              addon: Path = ADDON, **options: Any) -> Proxy:
         if trust_test_ca:
             options["ssl_verify_upstream_trusted_ca"] = str(test_ca.ca_pem)
         p = Proxy(tmp_path / f"proxy{len(started)}", options, nofile=nofile,
-                  serve=proxy_kind == "serve")
+                  serve=proxy_kind == "serve", addon=addon)
         started.append(p)
         return p
 

@@ -32,12 +32,14 @@ START_TIMEOUT = 20.0  # seconds for mitmdump to accept connections
 
 
 def mitmdump_command(port: int, confdir: Path, options: Mapping[str, Any], *,
-                     serve: bool = False) -> list[str]:
-    """`mitmdump -s addon.py`, or (`serve`) `robotsgate serve`, which loads the same addon into
-    its lean master."""
+                     serve: bool = False, addon: Path = ADDON) -> list[str]:
+    """`mitmdump -s addon.py` (or another entry point, `addon`), or (`serve`) `robotsgate
+    serve`, which loads the same addon into its lean master."""
+    if serve and addon != ADDON:
+        raise ValueError("robotsgate serve loads its own addon")
     options = {"robots_egress_allow": LOOPBACK, **options}
     start = [sys.executable, "-m", "robotsgate", "serve"] if serve else \
-        [str(MITMDUMP), "-s", str(ADDON)]
+        [str(MITMDUMP), "-s", str(addon)]
     cmd = [
         *start,
         "--listen-host",
@@ -63,9 +65,10 @@ class Proxy:
     """A running ``mitmdump -s addon.py`` on 127.0.0.1."""
 
     def __init__(self, workdir: Path, options: Mapping[str, Any], *,
-                 nofile: int | None = None, serve: bool = False) -> None:
+                 nofile: int | None = None, serve: bool = False, addon: Path = ADDON) -> None:
         self.workdir = workdir
         self.serve = serve
+        self.addon = addon  # the script mitmdump loads (-s)
         self.nofile = nofile  # the process's limit of open descriptors, when lowered
         self.confdir = workdir / "conf"
         self.confdir.mkdir(parents=True, exist_ok=True)
@@ -95,7 +98,8 @@ class Proxy:
     def _start(self) -> None:
         for _attempt in range(3):
             self.port = free_port()
-            cmd = mitmdump_command(self.port, self.confdir, self.options, serve=self.serve)
+            cmd = mitmdump_command(self.port, self.confdir, self.options, serve=self.serve,
+                                   addon=self.addon)
             with self.stdout_path.open("wb") as out, self.stderr_path.open("wb") as err:
                 self.process = subprocess.Popen(
                     cmd, stdout=out, stderr=err, cwd=REPO, env=mitmdump_env(),
