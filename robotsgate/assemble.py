@@ -32,6 +32,7 @@ from robotsgate.purposes import PurposeMap
 from robotsgate.resolver import Lookup, Resolver, system_lookup
 from robotsgate.retrieval import Retrieval
 from robotsgate.rules_cache import RulesCache
+from robotsgate.signing import SigningKey
 from robotsgate.state.departures import Departures
 from robotsgate.state.driver import Politeness
 from robotsgate.state.fleet import Fleet, check_kind
@@ -160,17 +161,24 @@ def exchange(settings: Settings, gate: Gate, egress: Dialler, pages: Pages | Non
         purposes=PurposeMap.parse(settings.purpose, settings.purposes), pages=pages)
 
 
-def signer(settings: Settings) -> Signer | None:
+def signing_key(settings: Settings) -> SigningKey | None:
+    """robots_signing_key, read once for a configuration: what signs the requests, the key
+    directory's responses and the audit log's checkpoints."""
+    if not settings.signing_key:
+        return None
+    try:
+        return signing.load(settings.signing_key)
+    except ValueError as exc:
+        raise ValueError(f"robots_signing_key: {exc}") from None
+
+
+def signer(settings: Settings, key: SigningKey | None) -> Signer | None:
     """What signs the requests that leave (Web Bot Auth), when robots_signature_agent asks."""
     if not settings.signature_agent:
         return None
-    if not settings.signing_key:
+    if key is None:
         raise ValueError("robots_signature_agent: requests are signed with robots_signing_key, "
                          "which is not set (robotsgate keygen FILE makes one)")
-    try:
-        key = signing.load(settings.signing_key)
-    except ValueError as exc:
-        raise ValueError(f"robots_signing_key: {exc}") from None
     return Signer(key, settings.signature_agent, profile=settings.signature_profile,
                   validity=settings.signature_validity,
                   agents=frozenset(token.lower() for token in settings.signing_agents),
@@ -178,18 +186,14 @@ def signer(settings: Settings) -> Signer | None:
                   profiles=parse_profiles(settings.signature_profiles))
 
 
-def published(settings: Settings) -> Published | None:
+def published(settings: Settings, key: SigningKey | None) -> Published | None:
     """The key directory and the Signature Agent Card, when robots_directory_port serves
     them: the signing key first, then robots_directory_keys."""
     if not settings.directory_port:
         return None
-    if not settings.signing_key:
+    if key is None:
         raise ValueError("robots_directory_port: the directory publishes robots_signing_key, "
                          "which is not set (robotsgate keygen FILE makes one)")
-    try:
-        key = signing.load(settings.signing_key)
-    except ValueError as exc:
-        raise ValueError(f"robots_signing_key: {exc}") from None
     keys, signers = [key.public], [key]
     for path in settings.directory_keys:
         try:
@@ -214,14 +218,10 @@ def pages(settings: Settings, clocks: Clocks) -> Pages:
 
 
 def audit_log(settings: Settings, chain: Chain | None = None,
-              clock: Callable[[], float] = time.time) -> AuditLog:
-    """The audit log; `chain`: this proxy's, which goes on from one audit log to the next."""
-    key = None
-    if settings.signing_key:
-        try:
-            key = signing.load(settings.signing_key)
-        except ValueError as exc:
-            raise ValueError(f"robots_signing_key: {exc}") from None
+              clock: Callable[[], float] = time.time,
+              key: SigningKey | None = None) -> AuditLog:
+    """The audit log; `chain`: this proxy's, which goes on from one audit log to the next;
+    `key`: what signs its checkpoints (signing_key)."""
     try:
         return AuditLog(settings.audit_log, max_bytes=settings.audit_max_bytes,
                         keep=settings.audit_keep, chain=chain, key=key,

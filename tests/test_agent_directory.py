@@ -32,7 +32,7 @@ def test_published_lists_the_signing_key_first_and_signs_with_every_private_key(
                                            .public.jwk()]}))
     settings = replace(Settings(), signing_key=key.path, directory_port=8443,
                        directory_keys=(old.path, str(listed), old.path))
-    published = assemble.published(settings)
+    published = assemble.published(settings, assemble.signing_key(settings))
     assert published is not None
     assert [k.keyid for k in published.keys][:2] == [key.public.keyid, old.public.keyid]
     assert len(published.keys) == 3 and len(published.signers) == 2
@@ -40,7 +40,7 @@ def test_published_lists_the_signing_key_first_and_signs_with_every_private_key(
     assert fields["Signature-Input"].startswith(
         'sig1=("@authority";req);created=1000;expires=1300;keyid="' + key.public.keyid)
     assert ', sig2=("@authority";req)' in fields["Signature-Input"]
-    assert assemble.published(replace(settings, directory_port=0)) is None
+    assert assemble.published(replace(settings, directory_port=0), key) is None
 
 
 @pytest.mark.parametrize(("changes", "message"), [
@@ -58,4 +58,4 @@ def test_what_cannot_be_published_is_refused_naming_its_option(
     settings = replace(Settings(), **{"signing_key": key.path, "directory_port": 8443,
                                       **changes})
     with pytest.raises(ValueError, match="^" + message):
-        assemble.published(settings)
+        assemble.published(settings, assemble.signing_key(settings))

@@ -237,9 +237,10 @@ class Runtime:
         try:
             # Everything new is built before anything old is replaced: a bad value changes
             # nothing (mitmproxy then puts the option back as it was).
-            signer = assemble.signer(settings)  # first: a bad key changes nothing
-            published = assemble.published(settings)
-            audit = assemble.audit_log(settings, self._chain, self.clocks.clock) \
+            key = assemble.signing_key(settings)  # first: a bad key changes nothing
+            signer = assemble.signer(settings, key)
+            published = assemble.published(settings, key)
+            audit = assemble.audit_log(settings, self._chain, self.clocks.clock, key) \
                 if Rebuilds.AUDIT in changed or self._sink is None else None
             try:
                 services = assemble.services(settings, upstream, self.clocks, self.metrics,
