@@ -1,4 +1,4 @@
-"""What robotsgate costs on top of mitmproxy itself.
+"""What robotsgate costs on top of mitmproxy itself, and what signing its requests costs.
 
 Starts nginx as a fast local origin serving ../shared/bench/proxy-robots.txt, a plain
 `mitmdump`, `mitmdump -s addon.py` (gate) and `robotsgate serve` (serve), robots.txt cached, the
@@ -11,21 +11,48 @@ median of the rounds' ratios, printed with their range.
 Targets: gate / plain >= 0.95 for allowed requests in every cell; serve / plain >= 1.3 for
 allowed keep-alive requests (serve leaves out the mitmdump addons nothing asked for).
 
+With `--signed` (`--signed-only`: it alone), a second table measures Web Bot Auth signing, which
+applies to https requests only: nginx also serves https (a self-signed certificate made at
+start; the proxies run with ssl_insecure), wrk sends the proxies absolute-form https targets
+over plain HTTP, and mitmproxy forwards them to the origin over TLS. Plain mitmdump, gate (not
+signing) and signed (gate with robots_signing_key, a key made by `robotsgate keygen`, and
+robots_signature_agent) run in the same rotating rounds, for the allowed page, keep-alive and a
+new connection per request (each a TLS handshake with the origin too): requests/s, CPU per
+request, signed / gate and gate / plain (medians of the rounds' ratios, with their range), and
+what signing adds to the proxy's CPU per request (median of the rounds' differences). There is
+one origin, so a signature is made once a second and the requests of that second reuse it
+(scripts/bench_hooks.py times making one).
+Target: signed / gate >= 0.95 in every cell.
+The run stops rather than print a ratio when the origin did not see what it should: first each
+proxy fetches a page on which nginx echoes the scheme, TLS version and Signature-Agent,
+Signature-Input and Signature it received (for the signing proxies the signature must verify
+with the key's public half, over the authority and Signature-Agent it covers; for the others
+there must be none); then, after each cell, nginx's access log must count every request of the
+signing proxies as signed and every other one as unsigned, all over TLS.
+
 With two CPUs or more, the proxies run on a CPU of their own and nginx and wrk on another:
 the proxy is what is measured, and on a shared CPU the scheduler's choices between the three
 processes move a run by more than the difference sought. Each proxy gets one unmeasured warm-up
-run first.
+run first (in the second table, one more over https).
 
-With `--against REV` a third proxy runs robotsgate as it was at that git revision (checked out
-into a temporary worktree, run with this checkout's mitmproxy), in the same rounds: the table
-then also gives that revision's figures and this checkout's rps over it, measured back to back.
+With `--against REV` another proxy runs robotsgate as it was at that git revision (checked out
+into a temporary worktree, run with this checkout's mitmproxy), in the same rounds: the tables
+then also give that revision's figures and this checkout's rps over it, measured back to back.
+In the second table that revision also runs signing (then-signed) if it can sign requests
+(it has robots_signature_agent); it is left out otherwise.
 
 Needs nginx and wrk (Debian: `apt-get install -y nginx wrk && service nginx stop`).
 
-    .venv/bin/python scripts/bench_proxy.py [--seconds 5] [--rounds 5] [--against REV]
+    .venv/bin/python scripts/bench_proxy.py [--seconds 5] [--rounds 5] [--concurrency 1,10,50]
+        [--against REV] [--signed | --signed-only]
 """
 
 import argparse
+import base64
+import datetime
+import http.client
+import ipaddress
+import json
 import os
 import re
 import shutil
@@ -36,6 +63,8 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,6 +81,12 @@ USER_AGENT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot
 REFUSED = "google-block-0/page.html"
 PAGE = b"<!doctype html><html><head><title>page</title></head><body>" + b"x" * 900 + \
     b"</body></html>\n"
+SIGNATURE_AGENT = "https://bots.example/.well-known/http-message-signatures-directory"
+ECHO = "echo"  # on the https origin: what nginx received, as text
+# The https origin's access log, a line per request: scheme, TLS version, and 1 or 0 for each of
+# Signature-Agent, Signature-Input and Signature received.
+TLS_LOG = "tls-access.log"
+SIGNED_LINE, UNSIGNED_LINE = re.compile(r"https TLS\S+ 111"), re.compile(r"https TLS\S+ 000")
 
 
 def free_port() -> int:
@@ -73,7 +108,35 @@ def wait_for(port: int, process: subprocess.Popen[bytes], what: str) -> None:
     raise SystemExit(f"{what} did not start on port {port}")
 
 
-def start_nginx(workdir: Path) -> tuple[subprocess.Popen[bytes], int]:
+def certificate(workdir: Path) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 (ECDSA P-256) and its key, written to
+    `workdir`."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name)
+            .public_key(key.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(hours=1))
+            .not_valid_after(now + datetime.timedelta(days=2))
+            .add_extension(x509.SubjectAlternativeName(
+                [x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+            .sign(key, hashes.SHA256()))
+    cert_path, key_path = workdir / "origin.crt", workdir / "origin.key"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM,
+                                           serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    return cert_path, key_path
+
+
+def start_nginx(workdir: Path, tls: bool) -> tuple[subprocess.Popen[bytes], int, int]:
+    """nginx on a plain HTTP port and, with `tls`, on an https one (0 without); the https
+    server logs every request to TLS_LOG and answers /echo with what it received."""
     port = free_port()
     www = workdir / "www"
     www.mkdir()
@@ -83,6 +146,31 @@ def start_nginx(workdir: Path) -> tuple[subprocess.Popen[bytes], int]:
     (www / "robots.txt").write_bytes(ROBOTS.read_bytes())
     (www / "page.html").write_bytes(PAGE)
     (www / "private.html").write_bytes(PAGE)
+    tls_port, https = 0, ""
+    if tls:
+        tls_port = free_port()
+        cert, key = certificate(workdir)
+        https = f"""
+    map $http_signature_agent $has_agent {{ "" 0; default 1; }}
+    map $http_signature_input $has_input {{ "" 0; default 1; }}
+    map $http_signature $has_signature {{ "" 0; default 1; }}
+    log_format signed "$scheme $ssl_protocol $has_agent$has_input$has_signature";
+    server {{
+        listen 127.0.0.1:{tls_port} ssl;
+        ssl_certificate {cert};
+        ssl_certificate_key {key};
+        root {www};
+        access_log {workdir / TLS_LOG} signed;
+        location = /{ECHO} {{
+            default_type text/plain;
+            return 200 "$scheme $ssl_protocol
+host: $http_host
+signature-agent: $http_signature_agent
+signature-input: $http_signature_input
+signature: $http_signature
+";
+        }}
+    }}"""
     config = workdir / "nginx.conf"
     config.write_text(f"""
 worker_processes 1;
@@ -94,19 +182,26 @@ http {{
     access_log off;
     keepalive_requests 100000000;
     types {{ text/html html; text/plain txt; }}
-    server {{ listen 127.0.0.1:{port}; root {www}; }}
+    server {{ listen 127.0.0.1:{port}; root {www}; }}{https}
 }}
 """)
     process = subprocess.Popen(["nginx", "-c", str(config), "-p", str(workdir)],
                                stderr=subprocess.DEVNULL)
     wait_for(port, process, "nginx")
-    return process, port
+    if tls:
+        wait_for(tls_port, process, "nginx (https)")
+    return process, port, tls_port
 
 
-def start_mitmdump(workdir: Path, name: str, checkout: Path | None, serve: bool = False
-                   ) -> tuple[subprocess.Popen[bytes], int]:
+def declares(checkout: Path, option: str) -> bool:
+    """Whether the robotsgate of `checkout` has this option (robots_ left out)."""
+    return any(option in path.read_text() for path in (checkout / "robotsgate").rglob("*.py"))
+
+
+def start_mitmdump(workdir: Path, name: str, checkout: Path | None, serve: bool = False,
+                   extra: Sequence[str] = ()) -> tuple[subprocess.Popen[bytes], int]:
     """Plain mitmdump (`checkout` None), mitmdump with the robotsgate of `checkout`, or
-    (`serve`) that checkout's `robotsgate serve`."""
+    (`serve`) that checkout's `robotsgate serve`; `extra` added to its arguments."""
     port = free_port()
     args = [str(MITMDUMP), "-q", "--listen-host", "127.0.0.1", "--listen-port", str(port),
             "--set", f"confdir={workdir / name}"]
@@ -116,9 +211,10 @@ def start_mitmdump(workdir: Path, name: str, checkout: Path | None, serve: bool 
     if checkout is not None:
         args += [] if serve else ["-s", str(checkout / "addon.py")]
         args += ["--set", f"robots_audit_log={workdir}/{name}.jsonl"]
-        if "egress_allow" in (checkout / "robotsgate" / "options.py").read_text():
+        if declares(checkout, "egress_allow"):
             args += ["--set", "robots_egress_allow=127.0.0.1"]  # nginx is on loopback
         env["PYTHONPATH"] = str(checkout)  # its robotsgate, before this checkout's
+    args += extra
     process = subprocess.Popen(args, cwd=checkout or REPO, stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL, env=env)
     if PROXY_CPUS:
@@ -137,6 +233,7 @@ class Run:
     rps: float
     p50_ms: float
     cpu_us: float  # proxy CPU per request
+    requests: int = 0  # answers wrk counted
 
 
 _UNIT_MS = {"us": 0.001, "ms": 1.0, "s": 1000.0}
@@ -164,7 +261,7 @@ def wrk(proxy_port: int, proxy_pid: int, url: str, connections: int, close: bool
     if errors and REFUSED not in url:  # only the 403 path may answer anything but 2xx
         raise SystemExit(f"unexpected error answers:\n{out}")
     return Run(rps, float(p50[1]) * _UNIT_MS[p50[2]] if p50 else float("nan"),
-               cpu / requests * 1e6)
+               cpu / requests * 1e6, requests)
 
 
 def _cpus(cpus: set[int]) -> str:
@@ -178,6 +275,245 @@ def worktree(rev: str, into: Path) -> Path:
     return into
 
 
+def keygen(path: Path) -> bytes:
+    """A signing key made by this checkout's `robotsgate keygen`, written to `path`; the raw
+    Ed25519 public key it prints."""
+    done = subprocess.run([sys.executable, "-m", "robotsgate", "keygen", str(path)], cwd=REPO,
+                          env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True,
+                          text=True, check=True)
+    x = json.loads(done.stdout)["keys"][0]["x"]
+    return base64.urlsafe_b64decode(x + "=" * (-len(x) % 4))
+
+
+Started = dict[str, tuple[subprocess.Popen[bytes], int]]
+
+
+def rotate(started: Started, names: list[str], url: str, connections: int, close: bool,
+           args: argparse.Namespace, workdir: Path) -> dict[str, list[Run]]:
+    """`args.rounds` rounds of a wrk run on each proxy, back to back."""
+    runs: dict[str, list[Run]] = {n: [] for n in names}
+    for round_ in range(args.rounds):
+        # The order turns each round: a drift in the machine's speed during the cell weighs on
+        # all alike.
+        turn = round_ % len(names)
+        for name in names[turn:] + names[:turn]:
+            process, port = started[name]
+            runs[name].append(wrk(port, process.pid, url, connections, close, args.seconds,
+                                  workdir))
+    return runs
+
+
+def ratio(runs: dict[str, list[Run]], over: str, under: str) -> tuple[float, str]:
+    """The median of the rounds' rps ratios `over` / `under`, and it printed with its range.
+    Each round's runs ran back to back."""
+    ratios = [o.rps / u.rps for o, u in zip(runs[over], runs[under], strict=True)]
+    median = statistics.median(ratios)
+    return median, f"{median:5.2f} ({min(ratios):.2f}-{max(ratios):.2f})"
+
+
+def cells(runs: dict[str, list[Run]], names: list[str], width: int) -> str:
+    return " | ".join(f"{statistics.median(r.rps for r in runs[n]):{width}.0f} "
+                      f"{statistics.median(r.cpu_us for r in runs[n]):6.0f}" for n in names)
+
+
+def through(port: int, url: str) -> tuple[int, str]:
+    """A GET of `url` (absolute-form, as wrk sends it) through the proxy on `port`."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        connection.request("GET", url, headers={"Host": url.split("/")[2],
+                                                "User-Agent": USER_AGENT})
+        answer = connection.getresponse()
+        return answer.status, answer.read().decode()
+    finally:
+        connection.close()
+
+
+def http_table(args: argparse.Namespace, started: Started, names: list[str], origin: str,
+               workdir: Path) -> None:
+    for name in names:
+        if name != "plain":  # robots.txt cached before anything is measured
+            proxy = urllib.request.ProxyHandler({"http": f"http://127.0.0.1:{started[name][1]}"})
+            opener = urllib.request.build_opener(proxy)
+            opener.addheaders = [("User-Agent", USER_AGENT)]
+            opener.open(f"{origin}/page.html").read()
+    for name in names:  # warm-up
+        process, port = started[name]
+        wrk(port, process.pid, f"{origin}/page.html", 10, False, 2, workdir)
+    print(f"robotsgate vs plain mitmdump; nginx origin; wrk, {args.rounds} rotating "
+          f"runs of {args.seconds:g} s per cell, medians; CPU is the proxy's per request")
+    shown = {"plain": "plain", "gate": "now" if args.against else "gate", "then": "then",
+             "serve": "serve"}
+    head = " | ".join(f"{shown[n] + ' rps':>9} {'cpu µs':>6}" for n in names)
+    ratios_head = "gate/plain (range)  serve/plain (range)" + \
+        ("  now/then (range)" if args.against else "")
+    print(f"{'path':9} {'conn':10} {'c':>3} | {head} | {ratios_head}")
+    worst = worst_serve = float("inf")
+    for path in ("page.html", REFUSED):
+        for close in (False, True):
+            for c in (int(x) for x in args.concurrency.split(",")):
+                runs = rotate(started, names, f"{origin}/{path}", c, close, args, workdir)
+                gated, text = ratio(runs, "gate", "plain")
+                served, served_text = ratio(runs, "serve", "plain")
+                text += f"    {served_text}"
+                if args.against:
+                    text += f"  {ratio(runs, 'gate', 'then')[1]}"
+                if path == "page.html":
+                    worst = min(worst, gated)
+                    if not close:
+                        worst_serve = min(worst_serve, served)
+                label = "allowed" if path == "page.html" else "403"
+                print(f"{label:9} {'close' if close else 'keep-alive':10} {c:>3} | "
+                      f"{cells(runs, names, 9)} | {text}", flush=True)
+    print(f"target: allowed gate/plain >= 0.95 in every cell: worst {worst:.2f}, "
+          f"{'met' if worst >= 0.95 else 'NOT met'}")
+    print(f"target: allowed keep-alive serve/plain >= 1.3: worst {worst_serve:.2f}, "
+          f"{'met' if worst_serve >= 1.3 else 'NOT met'}")
+
+
+def verify(seen: dict[str, str], public: bytes) -> str | None:
+    """Why the signature fields nginx echoed do not verify with `public` (None: they do),
+    over the components their Signature-Input covers (@authority is the Host received)."""
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+    label, _, params = seen["signature-input"].partition("=")
+    signature = re.fullmatch(rf"{re.escape(label)}=:([A-Za-z0-9+/=]+):", seen["signature"])
+    covered = re.match(r"\(([^)]*)\)", params)
+    if not label or signature is None or covered is None:
+        return "Signature-Input or Signature is not one RFC 9421 signature"
+    lines = []
+    for component in re.findall(r'"[^"]+"(?:;key="[^"]+")?', covered[1]):
+        name, _, key = component.partition(";key=")
+        name = name.strip('"')
+        if name == "@authority":
+            value = seen["host"].lower()
+        elif name in seen:
+            value = seen[name]
+            if key:  # a member of a Structured Fields Dictionary
+                member = re.search(rf'(?:^|,)\s*{re.escape(key.strip(chr(34)))}=("[^"]*")',
+                                   value)
+                if member is None:
+                    return f"{name} has no member {key}"
+                value = member[1]
+        else:
+            return f"it covers {component}, which this check does not know"
+        lines.append(f"{component}: {value}")
+    lines.append(f'"@signature-params": {params}')
+    try:
+        Ed25519PublicKey.from_public_bytes(public).verify(
+            base64.b64decode(signature[1]), "\n".join(lines).encode())
+    except InvalidSignature:
+        return "the signature does not verify with the key's public half"
+    return None
+
+
+def check_echo(started: Started, names: list[str], signers: list[str], origin: str,
+               public: bytes) -> str:
+    """Each proxy fetches the origin's echo page: it must arrive over TLS, signed by the key
+    (for `signers`) or not signed (the others). Stops the run otherwise; the signed fields
+    the origin saw, for the record."""
+    shown = ""
+    for name in names:
+        status, body = through(started[name][1], f"{origin}/{ECHO}")
+        first, *rest = body.splitlines()
+        seen = {name: value.strip() for name, _, value in (line.partition(":") for line in rest)}
+        fields = ("signature-agent", "signature-input", "signature")
+        if status != 200 or not re.fullmatch(r"https TLSv[\d.]+", first):
+            raise SystemExit(f"{name}: the https origin answered {status}, saw {first!r}: "
+                             f"not a request over TLS\n{body}")
+        if name not in signers:
+            if any(seen.get(f) for f in fields):
+                raise SystemExit(f"{name} is not to sign, and the origin saw\n{body}")
+            continue
+        if not all(seen.get(f) for f in fields) or SIGNATURE_AGENT not in seen[fields[0]]:
+            raise SystemExit(f"{name}: its request reached the origin without a Web Bot Auth "
+                             f"signature as {SIGNATURE_AGENT}; the origin saw\n{body}")
+        wrong = verify(seen, public)
+        if wrong:
+            raise SystemExit(f"{name}: {wrong}; the origin saw\n{body}")
+        shown = shown or "\n".join(f"  {f}: {seen[f]}" for f in fields)
+    return shown
+
+
+def check_log(log: Path, offset: int, runs: dict[str, list[Run]], signers: list[str],
+              connections: int, before: int) -> tuple[int, int]:
+    """The origin's log since `offset`: every request the signing proxies made arrived signed,
+    every other one unsigned, all over TLS. A run's requests still in flight when wrk stopped,
+    one per connection at most, may arrive uncounted by wrk, in this cell or (those of the
+    runs before it, with `before` connections) in the next. Stops the run otherwise; the signed
+    and unsigned requests the origin saw."""
+    with log.open("rb") as f:
+        f.seek(offset)
+        lines = Counter(f.read().decode().splitlines())
+    signed = sum(n for line, n in lines.items() if SIGNED_LINE.fullmatch(line))
+    unsigned = sum(n for line, n in lines.items() if UNSIGNED_LINE.fullmatch(line))
+    others = {line: n for line, n in lines.items()
+              if not SIGNED_LINE.fullmatch(line) and not UNSIGNED_LINE.fullmatch(line)}
+    want = {kind: sum(r.requests for n, rs in runs.items() if (n in signers) == (kind == "s")
+                      for r in rs) for kind in ("s", "u")}
+    slack = {kind: sum(connections * len(rs) + before for n, rs in runs.items()
+                       if (n in signers) == (kind == "s")) for kind in ("s", "u")}
+    if others or not want["s"] <= signed <= want["s"] + slack["s"] or \
+            not want["u"] <= unsigned <= want["u"] + slack["u"]:
+        raise SystemExit(f"the origin's log does not match: {signed} requests signed over TLS "
+                         f"for {want['s']} made by signing proxies, {unsigned} unsigned over "
+                         f"TLS for {want['u']} by the others; other lines: {others}")
+    return signed, unsigned
+
+
+def signed_table(args: argparse.Namespace, started: Started, names: list[str], origin: str,
+                 workdir: Path, public: bytes) -> None:
+    signers = [n for n in names if n.endswith("signed")]
+    log = workdir / TLS_LOG
+    # Also caches robots.txt, which each robotsgate fetches over https itself.
+    fields = check_echo(started, names, signers, origin, public)
+    for name in names:  # warm-up over https
+        process, port = started[name]
+        wrk(port, process.pid, f"{origin}/page.html", 10, False, 2, workdir)
+    print(f"\nWeb Bot Auth signing: https origin (nginx, self-signed, proxies with "
+          f"ssl_insecure), absolute-form https targets; wrk, {args.rounds} rotating runs of "
+          f"{args.seconds:g} s per cell, medians; CPU is the proxy's per request")
+    print(f"signed: robots_signature_agent={SIGNATURE_AGENT}; its requests verified at the "
+          f"origin with the key's public half, arriving as\n{fields}")
+    if args.against and "then-signed" not in names:
+        print(f"then ({args.against}) cannot sign requests: no then-signed")
+    shown = {"plain": "plain", "gate": "now" if args.against else "gate", "then": "then",
+             "signed": "now-signed" if args.against else "signed", "then-signed": "then-signed"}
+    width = max(9, *(len(shown[n]) + 4 for n in names))
+    head = " | ".join(f"{shown[n] + ' rps':>{width}} {'cpu µs':>6}" for n in names)
+    ratios_head = "signed/gate (range)  +cpu µs  gate/plain (range)" + \
+        ("  now/then (range)" if args.against else "") + \
+        ("  then-signed/then (range)  now-signed/then-signed (range)"
+         if "then-signed" in names else "")
+    print(f"{'path':9} {'conn':10} {'c':>3} | {head} | {ratios_head}")
+    worst = float("inf")
+    total_signed = total_unsigned = 0
+    before = 10  # the warm-up's connections
+    for close in (False, True):
+        for c in (int(x) for x in args.concurrency.split(",")):
+            offset = log.stat().st_size
+            runs = rotate(started, names, f"{origin}/page.html", c, close, args, workdir)
+            signed, unsigned = check_log(log, offset, runs, signers, c, before)
+            before = c
+            total_signed, total_unsigned = total_signed + signed, total_unsigned + unsigned
+            cost, text = ratio(runs, "signed", "gate")
+            worst = min(worst, cost)
+            added = statistics.median(s.cpu_us - g.cpu_us
+                                      for s, g in zip(runs["signed"], runs["gate"], strict=True))
+            text += f"  {added:+7.0f}  {ratio(runs, 'gate', 'plain')[1]}"
+            if args.against:
+                text += f"  {ratio(runs, 'gate', 'then')[1]}"
+            if "then-signed" in names:
+                text += f"  {ratio(runs, 'then-signed', 'then')[1]:>25}" \
+                        f"  {ratio(runs, 'signed', 'then-signed')[1]:>30}"
+            print(f"{'allowed':9} {'close' if close else 'keep-alive':10} {c:>3} | "
+                  f"{cells(runs, names, width)} | {text}", flush=True)
+    print(f"the origin saw {total_signed} requests signed over TLS, all from the signing "
+          f"proxies, and {total_unsigned} unsigned over TLS, all from the others")
+    print(f"target: signed/gate >= 0.95 in every cell: worst {worst:.2f}, "
+          f"{'met' if worst >= 0.95 else 'NOT met'}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=int, default=5, help="length of each wrk run")
@@ -185,96 +521,69 @@ def main() -> int:
     parser.add_argument("--concurrency", default="1,10,50")
     parser.add_argument("--against", metavar="REV",
                         help="also measure robotsgate at this git revision, in the same rounds")
+    signing = parser.add_mutually_exclusive_group()
+    signing.add_argument("--signed", action="store_true",
+                         help="also measure Web Bot Auth signing: an https origin, robotsgate "
+                              "signing against robotsgate not signing, in the same rounds")
+    signing.add_argument("--signed-only", action="store_true",
+                         help="only that measurement")
     args = parser.parse_args()
     for tool in ("nginx", "wrk"):
         if shutil.which(tool) is None:
             raise SystemExit(f"{tool} is missing: apt-get install -y nginx wrk && "
                              "service nginx stop")
+    tls = args.signed or args.signed_only
 
     os.sched_setaffinity(0, LOAD_CPUS)  # before nginx and wrk start: they inherit it
     with tempfile.TemporaryDirectory(prefix="robotsgate-bench-") as tmp:
         workdir = Path(tmp)
-        checkouts: dict[str, Path | None] = {"plain": None, "gate": REPO, "serve": REPO}
-        if args.against:
-            checkouts["then"] = worktree(args.against, workdir / "then")
-        nginx, origin_port = start_nginx(workdir)
-        started = {name: start_mitmdump(workdir, name, checkout, serve=name == "serve")
-                   for name, checkout in checkouts.items()}
+        then = worktree(args.against, workdir / "then") if args.against else None
+        started: Started = {}
+        nginx = None
         try:
-            origin = f"http://127.0.0.1:{origin_port}"
-            for name, (_, port) in started.items():
-                if name != "plain":  # robots.txt cached before anything is measured
-                    proxy = urllib.request.ProxyHandler({"http": f"http://127.0.0.1:{port}"})
-                    opener = urllib.request.build_opener(proxy)
-                    opener.addheaders = [("User-Agent", USER_AGENT)]
-                    opener.open(f"{origin}/page.html").read()
-            for process, port in started.values():  # warm-up
-                wrk(port, process.pid, f"{origin}/page.html", 10, False, 2, workdir)
-            print(f"robotsgate vs plain mitmdump; nginx origin; wrk, {args.rounds} rotating "
-                  f"runs of {args.seconds:g} s per cell, medians; CPU is the proxy's per request")
+            nginx, origin_port, tls_port = start_nginx(workdir, tls)
+            # The https origin's certificate is self-signed.
+            insecure = ("--set", "ssl_insecure=true") if tls else ()
+            wanted: dict[str, tuple[Path | None, tuple[str, ...]]] = {
+                "plain": (None, insecure), "gate": (REPO, insecure)}
+            if not args.signed_only:
+                wanted["serve"] = (REPO, ())
+            if then is not None:
+                wanted["then"] = (then, insecure)
+            public = b""
+            if tls:
+                key = workdir / "signing.pem"
+                public = keygen(key)
+                signs = ("--set", f"robots_signing_key={key}",
+                         "--set", f"robots_signature_agent={SIGNATURE_AGENT}")
+                wanted["signed"] = (REPO, insecure + signs)
+                if then is not None and declares(then, "signature_agent"):
+                    wanted["then-signed"] = (then, insecure + signs)
+            for name, (checkout, extra) in wanted.items():
+                started[name] = start_mitmdump(workdir, name, checkout, serve=name == "serve",
+                                               extra=extra)
             if args.against:
                 print(f"then: robotsgate at {args.against}; now: this checkout")
             print(f"proxies on CPU {_cpus(PROXY_CPUS) or 'shared'}, nginx and wrk on CPU "
                   f"{_cpus(LOAD_CPUS)}")
-            names = list(started)
-            shown = {"plain": "plain", "gate": "now" if args.against else "gate", "then": "then",
-                     "serve": "serve"}
-            head = " | ".join(f"{shown[n] + ' rps':>9} {'cpu µs':>6}" for n in names)
-            ratios_head = "gate/plain (range)  serve/plain (range)" + \
-                ("  now/then (range)" if args.against else "")
-            print(f"{'path':9} {'conn':10} {'c':>3} | {head} | {ratios_head}")
-            worst = worst_serve = float("inf")
-            for path in ("page.html", REFUSED):
-                for close in (False, True):
-                    for c in (int(x) for x in args.concurrency.split(",")):
-                        runs: dict[str, list[Run]] = {n: [] for n in names}
-                        for round_ in range(args.rounds):
-                            # The order turns each round: a drift in the machine's speed during
-                            # the cell weighs on all alike.
-                            turn = round_ % len(names)
-                            for name in names[turn:] + names[:turn]:
-                                process, port = started[name]
-                                runs[name].append(wrk(port, process.pid, f"{origin}/{path}", c,
-                                                      close, args.seconds, workdir))
-                        medians = {n: Run(*(statistics.median(getattr(r, f) for r in runs[n])
-                                            for f in ("rps", "p50_ms", "cpu_us")))
-                                   for n in names}
-                        # Each round's runs ran back to back: the median of their ratios.
-                        ratios = [g.rps / p.rps
-                                  for p, g in zip(runs["plain"], runs["gate"], strict=True)]
-                        ratio = statistics.median(ratios)
-                        cells = " | ".join(f"{medians[n].rps:9.0f} {medians[n].cpu_us:6.0f}"
-                                           for n in names)
-                        text = f"{ratio:5.2f} ({min(ratios):.2f}-{max(ratios):.2f})"
-                        served = [g.rps / p.rps
-                                  for p, g in zip(runs["plain"], runs["serve"], strict=True)]
-                        text += (f"    {statistics.median(served):5.2f} "
-                                 f"({min(served):.2f}-{max(served):.2f})")
-                        if args.against:
-                            over = [g.rps / t.rps
-                                    for t, g in zip(runs["then"], runs["gate"], strict=True)]
-                            text += (f"  {statistics.median(over):5.2f} "
-                                     f"({min(over):.2f}-{max(over):.2f})")
-                        if path == "page.html":
-                            worst = min(worst, ratio)
-                            if not close:
-                                worst_serve = min(worst_serve, statistics.median(served))
-                        label = "allowed" if path == "page.html" else "403"
-                        print(f"{label:9} {'close' if close else 'keep-alive':10} {c:>3} | "
-                              f"{cells} | {text}", flush=True)
-            print(f"target: allowed gate/plain >= 0.95 in every cell: worst {worst:.2f}, "
-                  f"{'met' if worst >= 0.95 else 'NOT met'}")
-            print(f"target: allowed keep-alive serve/plain >= 1.3: worst {worst_serve:.2f}, "
-                  f"{'met' if worst_serve >= 1.3 else 'NOT met'}")
+            if not args.signed_only:
+                http_table(args, started, [n for n in ("plain", "gate", "serve", "then")
+                                           if n in started],
+                           f"http://127.0.0.1:{origin_port}", workdir)
+            if tls:
+                signed_table(args, started, [n for n in ("plain", "gate", "signed", "then",
+                                                         "then-signed") if n in started],
+                             f"https://127.0.0.1:{tls_port}", workdir, public)
         finally:
             for process, _ in started.values():
                 process.terminate()
                 process.wait(timeout=10)
-            nginx.terminate()
-            nginx.wait(timeout=10)
-            if args.against:
+            if nginx is not None:
+                nginx.terminate()
+                nginx.wait(timeout=10)
+            if then is not None:
                 subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force",
-                                str(workdir / "then")], check=False)
+                                str(then)], check=False)
     return 0
 
 
