@@ -96,6 +96,9 @@ class AuditRecord:
                                 "it declared anything", None)
     origin_status: int | None = _doc("for an answer withheld, or a request sent again signed: "
                                      "the status of the origin's answer", None)
+    tdm_policy: str | None = _doc("for a refusal a TDM reservation decided: the rights "
+                                  "holder's terms, as its tdm-policy (header or META) gave them",
+                                  None)
     signature: str | None = _doc("for a signature event: the Signature-Input the request left "
                                  "with (the bot's own, or the proxy's on the request sent "
                                  "again)", None)

@@ -183,6 +183,9 @@ class Summary:
     # and per purpose and host.
     purposes: TopCounts[str] = field(init=False)
     purpose_hosts: TopCounts[tuple[str, str]] = field(init=False)
+    # ... and per signal that stated the preference (Content-Usage, Content-Signal,
+    # tdm-reservation, noai...; signal_of).
+    signals: TopCounts[str] = field(init=False)
 
     def __post_init__(self) -> None:
         keys = self.bounds.keys
@@ -192,6 +195,7 @@ class Summary:
         self.rules, self.reasons, self.statuses = TopCounts(keys), TopCounts(keys), \
             TopCounts(keys)
         self.purposes, self.purpose_hosts = TopCounts(keys), TopCounts(keys)
+        self.signals = TopCounts(keys)
         self.by_host = Breakdown(self.bounds.broken_down, self.bounds.each, urls=False)
         self.by_agent = Breakdown(self.bounds.broken_down, self.bounds.each)
 
@@ -236,6 +240,7 @@ class Summary:
             for purpose in (declared.split(",") if isinstance(declared, str) else ["?"]):
                 self.purposes.add(_cut(purpose.strip()))
                 self.purpose_hosts.add((_cut(purpose.strip()), host))
+            self.signals.add(signal_of(record.get("rule"), record.get("line")))
         status = _int(record.get("status"))
         if status is not None:
             self.statuses.add(status)
@@ -248,6 +253,28 @@ class Summary:
         self.skipped += 1
         if self.first_skipped is None:
             self.first_skipped = where
+
+
+# The statements of usage preferences, by how an audit record's rule begins (Statement.text).
+_SIGNALS = (("Content-Usage:", "robots.txt Content-Usage"),
+            ("Content-Signal:", "robots.txt Content-Signal"),
+            ("tdm-reservation:", "tdm-reservation header"),
+            ('<meta name="tdm-reservation"', "tdm-reservation META"),
+            ("X-Robots-Tag:", "X-Robots-Tag noai"),
+            ('<meta name="robots"', "robots META noai"))
+
+
+def signal_of(rule: object, line: object) -> str:
+    """The signal a usage refusal's rule was stated in: a robots.txt line, a header or a META
+    (a Content-Usage rule with a line number is robots.txt's; without one, the header's)."""
+    if not isinstance(rule, str) or not rule:
+        return "(nothing stated: robots_usage_unknown=refuse)"
+    if rule.startswith("Content-Usage:") and line is None:
+        return "Content-Usage header"
+    for prefix, name in _SIGNALS:
+        if rule.startswith(prefix):
+            return name
+    return "other"
 
 
 def _int(value: object) -> int | None:

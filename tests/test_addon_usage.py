@@ -154,3 +154,73 @@ async def test_a_page_in_a_coding_the_proxy_cannot_read(addon: Driven, purpose: 
     addon.responseheaders(f)
     await addon.response(f)
     assert f.response.status_code == status
+
+
+async def answered(addon: Driven, path: str, user_agent: str, content_type: bytes,
+                   *headers: tuple[bytes, bytes], body: bytes = b"body") -> http.HTTPFlow:
+    f = flow(path, user_agent)
+    await addon.request(f)
+    assert f.response is None
+    f.response = http.Response.make(200, body, [(b"Content-Type", content_type), *headers])
+    addon.responseheaders(f)
+    await addon.response(f)
+    return f
+
+
+@pytest.mark.parametrize(("robots_tag", "content_type", "refused"), [
+    (b"noai", b"text/plain", True),
+    (b"noindex, NoAI", b"text/plain", True),
+    (b"trainbot: noai", b"text/plain", True),  # for this bot by name
+    (b"otherbot: noai", b"text/plain", False),  # for another
+    (b"noimageai", b"image/png", True),  # noimageai speaks of images
+    (b"noimageai", b"text/plain", False),
+    (b"noindex", b"text/plain", False),
+])
+async def test_noai_in_x_robots_tag_is_train_ai_n(addon: Driven, audit_path: Path,
+                                                  robots_tag: bytes, content_type: bytes,
+                                                  refused: bool) -> None:
+    addon.configure(robots_purposes=["TrainBot=train-ai"])
+    f = await answered(addon, "/open", "TrainBot/1.0", content_type,
+                       (b"X-Robots-Tag", robots_tag))
+    assert (f.response.status_code == 403) is refused
+    if refused:
+        [record] = records(audit_path)
+        assert (record["event"], record["reason"]) == ("withheld", "usage-preference")
+        directive = "noimageai" if b"noimageai" in robots_tag else "noai"
+        assert record["rule"] == f"X-Robots-Tag: {directive}"  # the directive that refused
+    # A bot crawling for search only is told, not refused.
+    search = await answered(addon, "/open", "SearchBot/1.0", content_type,
+                            (b"X-Robots-Tag", robots_tag))
+    assert search.response.status_code == 200
+    assert search.response.headers.get("X-Robotsgate-Usage") == \
+        ("train-ai=n" if refused and b"trainbot" not in robots_tag else None)
+
+
+async def test_noai_in_a_pages_meta_is_train_ai_n(addon: Driven, audit_path: Path) -> None:
+    addon.configure(robots_purposes=["TrainBot=train-ai"])
+    page = b'<html><head><meta name="robots" content="noai"></head><body>art</body></html>'
+    f = await answered(addon, "/art", "TrainBot/1.0", b"text/html", body=page)
+    assert f.response.status_code == 403 and b"art" not in f.response.content
+    [record] = records(audit_path)
+    assert record["rule"] == '<meta name="robots" content="noai">'
+    # noimageai in a page speaks of its images, not of the page.
+    page = page.replace(b"noai", b"noimageai")
+    assert (await answered(addon, "/art2", "TrainBot/1.0", b"text/html",
+                           body=page)).response.status_code == 200
+
+
+@pytest.mark.parametrize("in_meta", [False, True])
+async def test_a_tdm_reservation_refusal_records_its_policy(addon: Driven, audit_path: Path,
+                                                            in_meta: bool) -> None:
+    addon.configure(robots_purposes=["TrainBot=train-ai"])
+    policy = "https://example.com/tdm-policy.json"
+    if in_meta:
+        page = (f'<html><head><meta name="tdm-reservation" content="1">'
+                f'<meta name="tdm-policy" content="{policy}"></head></html>').encode()
+        f = await answered(addon, "/p", "TrainBot/1.0", b"text/html", body=page)
+    else:
+        f = await answered(addon, "/p", "TrainBot/1.0", b"text/plain",
+                           (b"tdm-reservation", b"1"), (b"tdm-policy", policy.encode()))
+    assert f.response.status_code == 403
+    [record] = records(audit_path)
+    assert record["tdm_policy"] == policy

@@ -546,7 +546,24 @@ def test_usage_refusals_by_purpose_and_by_host(tmp_path: Path) -> None:
     assert "usage refusals" not in plain
     page = tmp_path / "report.html"
     assert run("report", str(log), "--html", str(page)).returncode == 0
-    assert 'id="table-purposes"' in page.read_text()
+    assert 'id="table-purposes"' in page.read_text() and 'id="table-signals"' in page.read_text()
+
+
+def test_usage_refusals_by_signal(tmp_path: Path) -> None:
+    stated = [("Content-Usage: train-ai=n", 4), ("Content-Usage: train-ai=n", None),
+              ("Content-Signal: ai-train=no", 7), ("tdm-reservation: 1", None),
+              ('<meta name="tdm-reservation" content="1">', None), ("X-Robots-Tag: noai", None),
+              ("X-Robots-Tag: noimageai", None), ('<meta name="robots" content="noai">', None),
+              (None, None)]
+    usage = [dict(record("TrainBot", "http://a.example/x", reason="usage-preference"),
+                  purposes="train-ai", rule=rule, line=line) for rule, line in stated]
+    done = run("report", str(write(tmp_path / "audit.jsonl", known() + usage)))
+    assert done.returncode == 0, done.stderr
+    assert table(done.stdout, "usage refusals by signal") == {
+        "robots.txt Content-Usage": 1, "Content-Usage header": 1,
+        "robots.txt Content-Signal": 1, "tdm-reservation header": 1,
+        "tdm-reservation META": 1, "X-Robots-Tag noai": 2, "robots META noai": 1,
+        "(nothing stated: robots_usage_unknown=refuse)": 1}
 
 
 

@@ -102,7 +102,7 @@ class Recorder:
     def flow(self, flow: http.HTTPFlow, event: Event, reason: Reason, status: int | None,
              verdict: Verdict | None, *, page: str | None = None, error: str | None = None,
              refusal: UsageRefusal | None = None, origin_status: int | None = None,
-             signature: str | None = None) -> None:
+             signature: str | None = None, tdm_policy: str | None = None) -> None:
         """The record of one request. Raises AuditUnwritable when it cannot be written and
         robots_audit_failure is closed. A usage refusal (`refusal`, or the verdict's) names the
         statement that disallowed a purpose as its rule and line."""
@@ -137,7 +137,7 @@ class Recorder:
             user_agent_mismatch=identity.mismatch(user_agent) if identity else None, page=page,
             error=error or (entry.trouble if entry and entry.robots is None else None),
             purposes=", ".join(sorted(purposes)) if purposes else None,
-            origin_status=origin_status, signature=signature))
+            origin_status=origin_status, tdm_policy=tdm_policy, signature=signature))
 
     def connection(self, agents: AgentMap, agent_option: str | None, client: Any, event: Event,
                    url: str, method: str) -> None:

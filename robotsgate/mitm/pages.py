@@ -58,6 +58,10 @@ class PageReader:
             return
         if result.signals.tdm_reserved:
             flow.metadata[keys.TDM_RESERVED] = True  # for robotsgate.mitm.usage
+        if result.signals.tdm_policy:
+            flow.metadata[keys.TDM_POLICY] = result.signals.tdm_policy  # for the audit
+        if result.signals.no_ai:
+            flow.metadata[keys.NO_AI] = result.signals.no_ai  # for robotsgate.mitm.usage
         # The origin's own X-Robots-Tag headers are replaced: the one value carries everything
         # they said for this agent, together with the page's META and nothing for other agents.
         set_headers(response.headers, [(b"X-Robots-Tag", result.x_robots_tag.encode(

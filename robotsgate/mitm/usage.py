@@ -23,7 +23,7 @@ than MAX_PREFERENCE is not parsed.
 import logging
 from dataclasses import dataclass
 
-from mitmproxy import ctx, http
+from mitmproxy import http
 
 from robotsgate.audit import Event
 from robotsgate.gate import Verdict
@@ -31,12 +31,14 @@ from robotsgate.mitm import keys
 from robotsgate.mitm.answers import AuditUnwritable, answer_usage
 from robotsgate.mitm.runtime import Runtime
 from robotsgate.outcomes import Reason
+from robotsgate.pages.directives import Directives, agent_tokens, read_header
 from robotsgate.protocol.usage import (
     CATEGORIES,
     NO_USAGE,
     Source,
     Usage,
     combine,
+    no_ai,
     read_statement,
     tdm_reservation,
 )
@@ -74,7 +76,7 @@ class UsageCheck:
         if self.runtime.of(flow).settings.monitor:
             self._record(flow, verdict, refusal, response.status_code)
             return
-        if response.stream or _may_stream_late(response):
+        if response.stream or _may_stream_late(response, self.runtime.of(flow).stream_bodies):
             self._record(flow, verdict, refusal, response.status_code)
             flow.kill()  # a refusal: the body must not reach the bot
         # Otherwise withheld at `response`, once the body is in: a 403 that says why.
@@ -84,7 +86,8 @@ class UsageCheck:
         if response is None or response.stream or not _judged(flow, response):
             return
         tdm_meta = bool(flow.metadata.get(keys.TDM_RESERVED))
-        if keys.USAGE_JUDGED in keys.private(flow) and not tdm_meta:
+        no_ai_meta: tuple[str, ...] = flow.metadata.get(keys.NO_AI, ())
+        if keys.USAGE_JUDGED in keys.private(flow) and not tdm_meta and not no_ai_meta:
             # Nothing said since the headers (the usual case): their judgement stands, and
             # X-Robotsgate-Usage is set already.
             refusal = keys.private(flow)[keys.USAGE_JUDGED]
@@ -93,7 +96,7 @@ class UsageCheck:
             usage = None
         else:
             stated = keys.private(flow).get(keys.USAGE_STATED) or _Stated.of(response)
-            usage, refusal = self._usage(flow, stated, tdm_meta=tdm_meta)
+            usage, refusal = self._usage(flow, stated, tdm_meta=tdm_meta, no_ai_meta=no_ai_meta)
             if refusal is None:
                 _say(flow, usage)
                 return
@@ -107,11 +110,12 @@ class UsageCheck:
         answer_usage(flow, refusal, agent=verdict.agent, robots_url=verdict.robots_url,
                      verdict=verdict, withheld=status)
 
-    def _usage(self, flow: http.HTTPFlow, stated: "_Stated", *, tdm_meta: bool
-               ) -> tuple[Usage, UsageRefusal | None]:
+    def _usage(self, flow: http.HTTPFlow, stated: "_Stated", *, tdm_meta: bool,
+               no_ai_meta: tuple[str, ...] = ()) -> tuple[Usage, UsageRefusal | None]:
         purposes: Purposes = keys.private(flow).get(keys.PURPOSES, NO_PURPOSES)
         verdict: Verdict = keys.private(flow)[keys.VERDICT]
-        if not (purposes or verdict.usage or stated.lines or stated.tdm or tdm_meta):
+        if not (purposes or verdict.usage or stated.lines or stated.tdm or tdm_meta or
+                stated.robots_tags or no_ai_meta):
             return NO_USAGE, None  # nothing known, nothing declared: most answers
         said = [verdict.usage]
         for line in stated.lines:
@@ -125,9 +129,29 @@ class UsageCheck:
             said.append(tdm_reservation(header=True).usage())
         if tdm_meta:
             said.append(tdm_reservation(header=False).usage())
+        image = stated.image
+        if stated.robots_tags:
+            said += [no_ai(name, header=True).usage()
+                     for name in self._no_ai(flow, stated.robots_tags)
+                     if image or name == "noai"]
+        said += [no_ai(name, header=False).usage() for name in no_ai_meta
+                 if image or name == "noai"]
         usage = combine(*said).only(_CATEGORIES | purposes)
         unknown_refused = self.runtime.of(flow).settings.usage_unknown == "refuse"
         return usage, refused(usage, purposes, unknown_refused=unknown_refused)
+
+    def _no_ai(self, flow: http.HTTPFlow, lines: tuple[bytes, ...]) -> tuple[str, ...]:
+        """noai, noimageai as the answer's X-Robots-Tag says them for this agent (for every
+        agent, or `mybot: noai` for the names it answers to, as PageReader reads them)."""
+        identity = keys.private(flow).get(keys.IDENTITY)
+        agent = identity.token if identity is not None and identity.token else \
+            self.runtime.of(flow).settings.agent
+        names = frozenset({agent.lower()}) if agent else agent_tokens(
+            flow.metadata.get(keys.USER_AGENT) or flow.request.headers.get("user-agent"))
+        reading = Directives()
+        for line in lines:
+            read_header(line.decode("utf-8", "surrogateescape"), names, reading, [])
+        return tuple(reading.no_ai)
 
     def _record(self, flow: http.HTTPFlow, verdict: Verdict, refusal: UsageRefusal,
                 origin_status: int) -> None:
@@ -140,9 +164,16 @@ class UsageCheck:
         flow.metadata[keys.USAGE_RECORDED] = True
         # Never "block": the request did reach the origin; its answer is what is withheld.
         event: Event = "would-block" if self.runtime.of(flow).settings.monitor else "withheld"
+        stated = keys.private(flow).get(keys.USAGE_STATED)
+        source = refusal.statement.source if refusal.statement is not None else None
+        policy = None
+        if source is Source.TDM_HEADER:
+            policy = stated.tdm_policy if stated is not None else None
+        elif source is Source.TDM_META:
+            policy = flow.metadata.get(keys.TDM_POLICY)
         try:
             recorder.flow(flow, event, Reason.USAGE_PREFERENCE, 403, verdict, refusal=refusal,
-                          origin_status=origin_status)
+                          origin_status=origin_status, tdm_policy=policy)
         except AuditUnwritable:
             # robots_audit_failure=closed: withheld all the same, since unrecorded is worse
             # than refused.
@@ -157,11 +188,16 @@ class _Stated:
 
     lines: tuple[bytes, ...]  # Content-Usage field lines
     tdm: bool  # tdm-reservation: 1
+    robots_tags: tuple[bytes, ...] = ()  # X-Robots-Tag lines that may say noai or noimageai
+    image: bool = False  # an image (Content-Type image/...): noimageai speaks of it
+    tdm_policy: str | None = None  # TDMRep's tdm-policy: the URL of the rights holder's terms
 
     @classmethod
     def of(cls, response: http.Response) -> "_Stated":
         lines: list[bytes] = []
-        tdm = ours = False
+        robots_tags: list[bytes] = []
+        tdm = ours = image = False
+        policy = None
         for name, value in response.headers.fields:
             size = len(name)  # a length first: most names are none of these
             if size == 13 and name.lower() == b"content-usage":
@@ -170,9 +206,17 @@ class _Stated:
                 tdm = tdm or value.strip() == b"1"
             elif size == 18 and name.lower() == b"x-robotsgate-usage":
                 ours = True
+            elif size == 12 and name.lower() == b"x-robots-tag":
+                lowered = value.lower()
+                if b"noai" in lowered or b"noimageai" in lowered:
+                    robots_tags.append(value)
+            elif size == 12 and name.lower() == b"content-type":
+                image = value.lstrip().lower().startswith(b"image/")
+            elif size == 10 and name.lower() == b"tdm-policy" and policy is None:
+                policy = value.decode("utf-8", "surrogateescape").strip()
         if ours:
             del response.headers[HEADER]  # the origin cannot speak for robotsgate
-        return cls(tuple(lines), tdm)
+        return cls(tuple(lines), tdm, tuple(robots_tags), image, policy)
 
 
 def _judged(flow: http.HTTPFlow, response: http.Response) -> bool:
@@ -181,10 +225,10 @@ def _judged(flow: http.HTTPFlow, response: http.Response) -> bool:
                 response.status_code == 101 or keys.VERDICT not in keys.private(flow))
 
 
-def _may_stream_late(response: http.Response) -> bool:
+def _may_stream_late(response: http.Response, stream_bodies: bool) -> bool:
     """Whether mitmproxy may switch this body to streaming once it has begun (a body of unknown
     length, with stream_large_bodies set): its headers would then leave before `response`."""
-    return bool(ctx.options.stream_large_bodies) and "content-length" not in response.headers
+    return stream_bodies and "content-length" not in response.headers
 
 
 def _say(flow: http.HTTPFlow, usage: Usage) -> None:

@@ -24,8 +24,11 @@ _FLAGS = frozenset({"index", "noindex", "follow", "nofollow", "all", "none", "no
 _CARRIED_FLAGS = frozenset({"noimageindex", "notranslate", "indexifembedded",
                             "nositelinkssearchbox"})
 _CARRIED_VALUES = frozenset({"max-snippet", "max-image-preview", "max-video-preview"})
+# What the content may not be used for (DeviantArt's directives, widely copied): AI training
+# (noai), AI training on its images (noimageai). Usage statements: robotsgate.mitm.usage.
+NO_AI = ("noai", "noimageai")
 _VALUED = _CARRIED_VALUES | {"unavailable_after"}
-_DIRECTIVES = _FLAGS | _CARRIED_FLAGS | _VALUED
+_DIRECTIVES = _FLAGS | _CARRIED_FLAGS | _VALUED | frozenset(NO_AI)
 # A name in a User-Agent header, or before the ':' of an agent-prefixed X-Robots-Tag. Digits are
 # allowed: META names are not held to robots.txt's product-token characters ("360Spider").
 # (Regular expressions over header values, never over HTML.)
@@ -63,6 +66,7 @@ class Directives:
     nosnippet: bool = False
     unavailable_after: float | None = None
     carried: dict[str, None] = field(default_factory=dict)  # ordered set
+    no_ai: dict[str, None] = field(default_factory=dict)  # noai, noimageai: an ordered set
 
     def flag(self, name: str) -> None:
         if name in ("noindex", "none"):
@@ -75,6 +79,8 @@ class Directives:
             self.nosnippet = True
         if name in _CARRIED_FLAGS:
             self.carried[name] = None
+        if name in NO_AI:
+            self.no_ai[name] = None
 
     def until(self, when: float) -> None:
         if self.unavailable_after is None or when < self.unavailable_after:
@@ -110,16 +116,19 @@ def read_directives(value: str, reading: Directives, warnings: list[PageWarning]
             reading.until(when)
         elif colon and name in _CARRIED_VALUES:
             reading.carried[f"{name}:{''.join(argument.split()).lower()}"] = None
-        elif not colon and name in _FLAGS | _CARRIED_FLAGS:
+        elif not colon and name in _NAMED_FLAGS:
             reading.flag(name)
         elif not colon and len(words := name.split()) > 1 and \
-                all(word in _FLAGS | _CARRIED_FLAGS for word in words):
+                all(word in _NAMED_FLAGS for word in words):
             warnings.append(PageWarning(line, f"{where}: directives should be separated by "
                                               f"commas: {piece!r}"))
             for word in words:
                 reading.flag(word)
         else:
             warnings.append(PageWarning(line, f"{where}: unknown directive {piece!r} ignored"))
+
+
+_NAMED_FLAGS = _FLAGS | _CARRIED_FLAGS | frozenset(NO_AI)
 
 
 def _is_directive(piece: str) -> bool:
@@ -175,4 +184,5 @@ def normal_form(reading: Directives, noindex: bool, now: float) -> str:
         stamp = datetime.fromtimestamp(until, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         parts.append(f"unavailable_after: {stamp}")
     parts.extend(reading.carried)
+    parts.extend(reading.no_ai)
     return ", ".join(parts) or "all"

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from robotsgate.pages.charset import HtmlText, decode_html
 from robotsgate.pages.directives import Directives, normal_form, read_directives, read_header
 from robotsgate.pages.signals import PageSignals, PageWarning
-from robotsgate.pages.tree import TDM_RESERVATION, read_tree
+from robotsgate.pages.tree import TDM_POLICY, TDM_RESERVATION, read_tree
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 
@@ -91,12 +91,17 @@ def read_page(page: bytes | HtmlText, *, now: float, content_type: str | None = 
     reading = Directives()
     for value in x_robots_tag:
         read_header(value, names, reading, warnings)
+    said_by_header = set(reading.no_ai)
     page_tree = read_tree(html.text, names, links=links)
     tdm_reserved = False
+    tdm_policy = None
     for meta in page_tree.metas:
         if meta.name == TDM_RESERVATION:
             # TDMRep §3.2: "1" reserves the rights, "0" does not; anything else says nothing.
             tdm_reserved = tdm_reserved or (meta.content or "").strip() == "1"
+            continue
+        if meta.name == TDM_POLICY:
+            tdm_policy = tdm_policy or (meta.content or "").strip() or None
             continue
         if meta.content is None:
             warnings.append(PageWarning(meta.line, f"META {meta.name} without content ignored"))
@@ -111,5 +116,7 @@ def read_page(page: bytes | HtmlText, *, now: float, content_type: str | None = 
         x_robots_tag=normal_form(reading, noindex, now), carried=tuple(reading.carried),
         base=page_tree.base, links=page_tree.links, sections=page_tree.sections,
         links_read=links, may_have_sections=page_tree.saw_section_tag,
-        tdm_reserved=tdm_reserved, charset=html.charset, truncated=html.truncated,
+        tdm_reserved=tdm_reserved, tdm_policy=tdm_policy if tdm_reserved else None,
+        no_ai=tuple(name for name in reading.no_ai if name not in said_by_header),
+        charset=html.charset, truncated=html.truncated,
         warnings=tuple(warnings))

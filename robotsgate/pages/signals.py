@@ -56,6 +56,10 @@ class PageSignals:
     # <meta name="tdm-reservation" content="1"> in the head: text and data mining rights reserved
     # (read as train-ai=n and ai-input=n: robotsgate.mitm.usage).
     tdm_reserved: bool = False
+    tdm_policy: str | None = None  # <meta name="tdm-policy" content="URL">, with a reservation
+    # noai, noimageai said by the page's META for this agent (and not already by its
+    # X-Robots-Tag, which robotsgate.mitm.usage reads at the headers): read as train-ai=n.
+    no_ai: tuple[str, ...] = ()
     charset: str = "utf-8"
     truncated: bool = False
     warnings: tuple[PageWarning, ...] = ()

@@ -30,6 +30,7 @@ MAX_SECTION_DEPTH = 64
 # W3C TDM Reservation Protocol: <meta name="tdm-reservation" content="1"> reserves text and data
 # mining rights (EU DSM Directive, Article 4).
 TDM_RESERVATION = "tdm-reservation"
+TDM_POLICY = "tdm-policy"  # TDMRep: where the terms of a reservation are
 _LINK_TAGS = frozenset({"a", "area"})
 _NOT_TEXT = frozenset({"script", "style"})
 _URL_SPACE = " \t\n\r\f"
@@ -224,14 +225,16 @@ def _metas(text: str, tree: LexborHTMLParser, agents: frozenset[str],
 
 def _our_metas(text: str, tree: LexborHTMLParser,
                agents: frozenset[str]) -> tuple[list[Meta], list[Meta]]:
-    """The META for robots, for the agent and tdm-reservation: (in the head, elsewhere)."""
+    """The META for robots, for the agent, tdm-reservation and tdm-policy: (in the head,
+    elsewhere)."""
     head: list[Meta] = []
     body: list[Meta] = []
     where = _Lines(text)
     for node in tree.css("meta[name]"):
         attrs = node.attrs
         name = (attrs.get("name") or "").strip().lower()
-        if name != "robots" and name != TDM_RESERVATION and name not in agents:
+        if name != "robots" and name != TDM_RESERVATION and name != TDM_POLICY and \
+                name not in agents:
             continue
         content = attrs.get("content")
         meta = Meta(where.find("<meta", "<META", content or name), name, content)

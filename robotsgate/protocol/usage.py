@@ -82,6 +82,10 @@ class Source(StrEnum):
     # W3C TDM Reservation Protocol: the tdm-reservation header field, or its META in the head.
     TDM_HEADER = "header-tdm-reservation"
     TDM_META = "meta-tdm-reservation"
+    # The noai and noimageai robots directives (DeviantArt's, widely copied): X-Robots-Tag, or
+    # a robots META in the head.
+    NOAI_HEADER = "header-x-robots-tag"
+    NOAI_META = "meta-robots"
 
 
 class Label(NamedTuple):
@@ -111,13 +115,17 @@ class Statement:
             return f"tdm-reservation: {self.preference}"
         if self.source is Source.TDM_META:
             return f'<meta name="tdm-reservation" content="{self.preference}">'
+        if self.source is Source.NOAI_HEADER:
+            return f"X-Robots-Tag: {self.preference}"
+        if self.source is Source.NOAI_META:
+            return f'<meta name="robots" content="{self.preference}">'
         name = "Content-Signal" if self.source is Source.CONTENT_SIGNAL else "Content-Usage"
         value = self.preference if self.pattern is None else f"{self.pattern} {self.preference}"
         return f"{name}: {value}".rstrip()
 
     @property
     def where(self) -> str:
-        if self.source is Source.TDM_META:
+        if self.source in (Source.TDM_META, Source.NOAI_META):
             return "the page's head"
         return "response header" if self.line is None else f"line {self.line}"
 
@@ -246,6 +254,15 @@ def tdm_reservation(*, header: bool) -> Statement:
     return Statement(Source.TDM_HEADER if header else Source.TDM_META, "1", (
         Label("tdm-reservation", "train-ai", False, "1"),
         Label("tdm-reservation", "ai-input", False, "1")))
+
+
+def no_ai(directive: str, *, header: bool) -> Statement:
+    """The noai or noimageai robots directive (an X-Robots-Tag, or a robots META): the content
+    may not be used to train AI, which robotsgate reads as train-ai=n (and nothing else: it
+    says nothing of search or of AI input). noimageai says it of images only: the mitm layer
+    counts it for an image response alone."""
+    return Statement(Source.NOAI_HEADER if header else Source.NOAI_META, directive,
+                     (Label(directive, "train-ai", False, directive),))
 
 
 def _allowed(source: Source, bare: object) -> bool | None:

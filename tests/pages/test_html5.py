@@ -317,3 +317,19 @@ def test_the_byte_check_never_skips_a_page_it_cannot_see_into(content_type: str,
                                agent="crawler", user_agent=None, content_type=content_type,
                                x_robots_tag=[], raw=body).signals
     assert signals.noindex and signals.tdm_reserved
+
+
+def test_noai_and_noimageai_of_the_meta_for_this_agent_and_tdm_policy() -> None:
+    signals = read('<head><meta name="robots" content="noindex, noai">'
+                   '<meta name="OtherBot" content="noimageai">'
+                   '<meta name="MyBot" content="noimageai">'
+                   '<meta name="tdm-reservation" content="1">'
+                   '<meta name="tdm-policy" content="https://example.com/p.json"></head>',
+                   agents=["mybot"], x_robots_tag=["noimageai"])
+    # What the headers said is judged with the headers: only the page's own here.
+    assert signals.no_ai == ("noai",)
+    assert signals.x_robots_tag == "noindex, noimageai, noai"
+    assert signals.tdm_reserved and signals.tdm_policy == "https://example.com/p.json"
+    # A policy without a reservation says nothing.
+    assert read('<head><meta name="tdm-policy" content="https://example.com/p.json">'
+                '</head>').tdm_policy is None
