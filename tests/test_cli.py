@@ -35,6 +35,7 @@ Disallow: /
 
 Sitemap: https://example.com/sitemap.xml
 Sitemap: https://example.com/news.xml
+License: https://rsl.example/license.xml
 """
 
 LINTED = """\
@@ -85,6 +86,8 @@ def test_check_disallowed_names_rule_line_group_and_extensions(site: Origin) -> 
     assert field(out, "visit-time").startswith("0000-2359 UTC")
     assert re.findall(r"^sitemap:\s+(.*)$", out, re.MULTILINE) == [
         "https://example.com/sitemap.xml", "https://example.com/news.xml"]
+    assert field(out, "license") == \
+        "https://rsl.example/license.xml (line 14: an RSL licence, shown, not enforced)"
     assert field(out, "proxy") == "answers 403 (disallowed)"
     # Fetched the way the proxy fetches: once, with the bot's name as User-Agent.
     assert [s.user_agent for s in site.robots_fetches()] == ["MyBot"]

@@ -162,6 +162,9 @@ def _check_facts(c: Checked) -> dict[str, Any]:
         "group_line": group.line if group else None,
         "crawl_delay": None, "request_rate": None, "visit_time": None, "visit_time_open": None,
         "opens_in": None, "sitemaps": list(robots.sitemaps) if robots else [],
+        # RSL: the licence documents robots.txt names for the whole site (line: where).
+        "licenses": [{"url": license.url, "line": license.line}
+                     for license in (robots.licenses if robots else ())],
         "proxy_answer": v.status or "forward",
         # category -> {value, rule, line}, for categories something is stated about.
         "usage": {category: {"value": str(p.value),
@@ -256,6 +259,9 @@ def _check_text(f: dict[str, Any]) -> str:
             f": all refused ({f['usage_refusal']})" if f["usage_refusal"] else "")))
     for sitemap in f["sitemaps"]:
         rows.append(("sitemap", sitemap))
+    for license in f["licenses"]:
+        rows.append(("license", f"{license['url']} (line {license['line']}: an RSL licence, "
+                                f"shown, not enforced)"))
     answer = f["proxy_answer"]
     rows.append(("proxy", "forwards it" if answer == "forward" else
                  f"answers {answer} ({f['reason']})"))

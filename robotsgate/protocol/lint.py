@@ -8,7 +8,7 @@ parsed structure:
 - rules that never decide because another rule takes precedence over every path they match
   ("shadowed" when that rule says the opposite, "redundant" when it says the same);
 - patterns that can never match a path (a path always starts with '/');
-- Sitemap lines that are not full URLs;
+- Sitemap lines, and RSL License lines, that are not full URLs;
 - AI usage preferences (Content-Usage, Content-Signal; see usage.py): values that are not a
   Structured Field Dictionary ("usage-syntax", from the parser), and labels that state nothing
   ("usage-label": not in the vocabulary, or a value other than y / n): both are ignored by the
@@ -35,7 +35,7 @@ class Finding:
 
 KINDS = ("size", "bom", "encoding", "unknown-directive", "misspelling", "outside-group",
          "agent-name", "syntax", "shadowed", "redundant", "never-matches", "no-effect", "sitemap",
-         "usage-syntax", "usage-label")
+         "usage-syntax", "usage-label", "license")
 
 # Parser warnings by what their message says; "syntax" for the rest (bad values, missing ':').
 _PARSER_KINDS = (
@@ -64,6 +64,7 @@ def lint(content: bytes, *, semantics: str = "rfc9309", case_sensitive: bool = T
                                            f" only the first {MAX_BYTES:,} are read "
                                            "(RFC 9309 §2.5)"))
     findings += _sitemaps(content)
+    findings += _licenses(robots)
     for group in robots.groups:
         findings += _never_matching(group.rules, robots.reading)
         findings += _usage_labels(group.usage)
@@ -87,6 +88,15 @@ def _sitemaps(content: bytes) -> list[Finding]:
                 found.append(Finding(line.number, "sitemap",
                                      f"Sitemap {value!r} is not a full URL (RFC 9309 §2.4)"))
     return found
+
+
+def _licenses(robots: RobotsTxt) -> list[Finding]:
+    """RSL: a License line names a licence document by its full URL (it may be on another
+    host); one that is not a URL names nothing a crawler can fetch."""
+    return [Finding(license.line, "license", f"License {license.url!r} is not a full URL "
+                                             f"(RSL 1.0: https://...)")
+            for license in robots.licenses
+            if not license.url.lower().startswith(("https://", "http://"))]
 
 
 def _never_matching(rules: Iterable[Rule], reading: Reading) -> list[Finding]:

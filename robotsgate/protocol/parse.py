@@ -31,6 +31,7 @@ class Key(StrEnum):
     HOST = "host"
     CONTENT_USAGE = "content-usage"  # AI usage preferences (usage.py)
     CONTENT_SIGNAL = "content-signal"
+    LICENSE = "license"  # RSL: where the content's licence is (rsl.py)
     UNKNOWN = "unknown"
     BLANK = "blank"  # an empty line: only the 1994 reading gives it meaning
 
@@ -49,6 +50,7 @@ _SPELLINGS: tuple[tuple[Key, tuple[bytes, ...]], ...] = (
     (Key.HOST, (b"host",)),
     (Key.CONTENT_USAGE, (b"content-usage",)),
     (Key.CONTENT_SIGNAL, (b"content-signal",)),
+    (Key.LICENSE, (b"license", b"licence")),
 )
 
 

@@ -20,6 +20,7 @@ from robotsgate.protocol.match import LongestMatch
 from robotsgate.protocol.memo import keep
 from robotsgate.protocol.parse import Key, Line, ParseWarning, tokenize
 from robotsgate.protocol.readings import SEMANTICS, Reading, Semantics, reading_of
+from robotsgate.protocol.rsl import License
 from robotsgate.protocol.rules import Group, Rule
 from robotsgate.protocol.urls import normal_path_of
 from robotsgate.protocol.usage import (
@@ -129,13 +130,16 @@ class RobotsTxt:
     """A parsed robots.txt. Build with RobotsTxt.parse(); values never change afterwards."""
 
     __slots__ = ("_agent_for", "_by_agent", "_case_sensitive", "_global", "_named", "_policies",
-                 "groups", "host", "reading", "sitemaps", "states_usage", "warnings")
+                 "groups", "host", "licenses", "reading", "sitemaps", "states_usage",
+                 "warnings")
 
     def __init__(self, groups: tuple[Group, ...], sitemaps: tuple[str, ...], host: str | None,
                  warnings: tuple[ParseWarning, ...], reading: Reading,
-                 case_sensitive: bool) -> None:
+                 case_sensitive: bool, licenses: tuple[License, ...] = ()) -> None:
         self.groups = groups
         self.sitemaps = sitemaps
+        # RSL's License lines (global, like Sitemap: they belong to no group and end none).
+        self.licenses = licenses
         self.host = host
         self.warnings = warnings
         self.reading = reading
@@ -362,6 +366,7 @@ def _build(lines: Iterable[Line], warnings: list[ParseWarning], reading: Reading
            case_sensitive: bool) -> RobotsTxt:
     drafts: list[_Draft] = []
     sitemaps: list[str] = []
+    licenses: list[License] = []
     host: str | None = None
     current: _Draft | None = None
     in_rules = False  # a rule was seen since the last User-agent line: the next one starts a group
@@ -416,11 +421,13 @@ def _build(lines: Iterable[Line], warnings: list[ParseWarning], reading: Reading
             current.usage_compiled.append(pattern if case_sensitive else pattern.lower())
         elif key is Key.SITEMAP:
             sitemaps.append(value)
+        elif key is Key.LICENSE:
+            licenses.append(License(value, line.number))
         elif key is Key.HOST and host is None:
             host = value
     warnings.sort(key=lambda w: w.line)
     return RobotsTxt(tuple(d.group() for d in drafts), tuple(sitemaps), host, tuple(warnings),
-                     reading, case_sensitive)
+                     reading, case_sensitive, tuple(licenses))
 
 
 def _present[T](values: Iterable[T | None]) -> list[T]:

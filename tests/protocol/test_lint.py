@@ -89,11 +89,16 @@ def test_sitemaps_must_be_full_urls() -> None:
         (1, "sitemap")]
 
 
+def test_licenses_must_be_full_urls() -> None:
+    assert kinds(lint(b"License: /license.xml\nLicense: https://rsl.example/l.xml\n"
+                      b"Licence: https://e.com/l.xml\n")) == [(1, "license"), (3, "misspelling")]
+
+
 def test_every_kind_is_listed() -> None:
     body = (b"\xef\xbb\xbfAllow: /x\nUser-agent: 1\nUser-agent: *\nDisalow: /\nFoo: x\n"
             b"Disallow: /\xff\nDisallow: /a\nAllow: /a*\nAllow: /a*\nAllow:\nDisallow: a\n"
             b"Crawl-delay: x\nSitemap: s\nContent-Usage: TRAIN-AI=n\nContent-Usage: foo=y\n"
-            + b"#" * MAX_BYTES)
+            b"License: license.xml\n" + b"#" * MAX_BYTES)
     assert {f.kind for f in lint(body)} == set(KINDS)
 
 

@@ -773,6 +773,18 @@ def test_2_2_4_sitemaps_are_collected_from_anywhere_in_order() -> None:
     assert not robots.decide("x", "/y").allowed  # the sitemaps did not end x's group
 
 
+def test_rsl_license_lines_are_global_like_sitemaps() -> None:
+    # RSL 1.0: License lines name the site's licence documents, anywhere in the file, each
+    # with its line; like Sitemap they end no group and start none.
+    robots = RobotsTxt.parse(
+        "User-agent: a\nLicense: https://example.com/license.xml\nUser-agent: b\n"
+        "Disallow: /\nlicense: https://rsl.example/other.xml # second\nAllow: /open\n")
+    assert [(lic.url, lic.line) for lic in robots.licenses] == [
+        ("https://example.com/license.xml", 2), ("https://rsl.example/other.xml", 5)]
+    assert robots.groups[0].agents == ("a", "b")
+    assert not robots.decide("a", "/x").allowed and robots.decide("b", "/open").allowed
+
+
 def test_2_2_4_sitemap_between_user_agents_does_not_split_the_group() -> None:
     text = "User-agent: a\nSitemap: https://example.com/s.xml\nUser-agent: b\nDisallow: /\n"
     robots = RobotsTxt.parse(text)
