@@ -11,10 +11,9 @@ ai-input, or any other an operator names), whether the licences permit it, and w
 says so. Whether a licence must first be obtained from a licence server (Terms.servers), and at
 what price (LicenseElement.payments), are facts returned here, not decided.
 
-What the specification says, and what is done with it. Quotes marked (spec) are from the text
-of https://rslstandard.org/rsl at hand (its element table and the `<rsl>` and `<content>`
-sections); the sections past those were not at hand, and what is said of them is marked
-(secondary): it is how two independent implementations that cite the section read it, and is
+What the specification says, and what is done with it. Quotes marked (spec) are from
+https://rslstandard.org/rsl (its element table and the `<rsl>` and `<content>` sections); what
+is marked (secondary) is how two independent implementations read the section they cite, and is
 to be checked against the specification's text.
 
 - Document: "<rsl> is the root element of an RSL document ... contains one or more <content>
@@ -56,7 +55,7 @@ to be checked against the specification's text.
 Usage, per purpose (evaluate):
 - A `<license>` grants a purpose when its `<permits type="usage">` names a token that covers it
   (USAGE_PURPOSES). A `<license>` without a `<permits type="usage">` grants every purpose it does
-  not prohibit: nothing in the specification at hand makes the element required, and its
+  not prohibit: nothing in the sections quoted makes the element required, and its
   example of a site-wide ban on AI uses (as a third party quotes it, secondary), `<license>
   <prohibits type="usage">ai-all</prohibits></license>`, would otherwise ban search as well. A
   `<permits type="usage">` is a list of what is granted: what it does not cover, that licence
@@ -77,7 +76,7 @@ internal subset is read: the parser (pyexpat, the expat under xml.etree.ElementT
 StartDoctypeDeclHandler at the start of the declaration, and that handler stops the parse, so no
 entity is ever declared, and so none can be expanded (a reference to an undeclared entity is a
 well-formedness error), nor any external one fetched (pyexpat fetches none anyway: it has no
-ExternalEntityRefHandler unless given one). Without the refusal, the expat at hand (2.5) reads
+ExternalEntityRefHandler unless given one). Without the refusal, expat 2.5 reads
 the declarations and expands them up to its amplification limits: it refuses a billion laughs,
 but only after the work of reaching them, and lets through what stays below (12 KB of document
 that expand to 7 MB of text, measured with xml.etree.ElementTree.fromstring).
