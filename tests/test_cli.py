@@ -94,6 +94,44 @@ def test_check_disallowed_names_rule_line_group_and_extensions(site: Origin) -> 
     assert not site.saw("/private/x?y=1")
 
 
+RSL = """<rsl xmlns="https://rslstandard.org/rsl">
+  <content url="/">
+    <license><permits type="usage">search ai-input</permits></license>
+  </content>
+  <content url="/premium/*" server="https://licensing.example/token">
+    <license><prohibits type="usage">ai-all</prohibits></license>
+  </content>
+</rsl>
+"""
+
+
+def test_check_reads_the_sites_rsl_licences_without_enforcing_them() -> None:
+    with serving("") as origin:
+        origin.set_robots(f"User-agent: *\nAllow: /\nLicense: {origin.url('/license.xml')}\n"
+                          f"License: {origin.url('/gone.xml')}\nLicense: license.xml\n")
+        origin.route("/license.xml", 200, RSL, {"Content-Type": "application/rsl+xml"})
+        origin.route("/gone.xml", 404, "gone\n")
+        done = run("check", origin.url("/premium/a"), "--agent", "MyBot", "--purpose",
+                   "train-ai,search", "--json")
+        checked = json.loads(done.stdout)
+        # Shown, not enforced: the proxy forwards it, whatever the licence says.
+        assert done.returncode == 0 and checked["proxy_answer"] == "forward"
+        found, gone, relative = checked["licenses"]
+        assert found["applies"] == {"content": "/premium/*", "line": 5,
+                                    "servers": ["https://licensing.example/token"]}
+        assert found["purposes"]["train-ai"]["answer"] == "prohibited"
+        assert "ai-all" in found["purposes"]["train-ai"]["evidence"]
+        assert found["purposes"]["search"]["answer"] == "permitted"
+        assert (gone["error"], gone["applies"]) == ("HTTP 404", None)
+        assert relative["error"] == "not a full URL: nothing to fetch"
+        text = run("check", origin.url("/premium/a"), "--agent", "MyBot").stdout
+        assert field(text, "  applies") == ('<content url="/premium/*"> (line 5); licence '
+                                            'server https://licensing.example/token')
+        assert field(text, "  train-ai").startswith("prohibited: ")
+        # The documents were fetched as the proxy fetches robots.txt: under its own name.
+        assert {s.user_agent for s in origin.seen if s.path.endswith(".xml")} == {"MyBot"}
+
+
 def test_check_allowed_exits_0(site: Origin) -> None:
     done = run("check", site.url("/private/open/page"), "--agent", "MyBot")
     assert done.returncode == 0, done.stdout + done.stderr

@@ -27,9 +27,10 @@ from robotsgate.cli.common import (
     reading_options,
     tls,
 )
+from robotsgate.cli.licences import read_licences
 from robotsgate.escape import escaped
 from robotsgate.exchange import Answer, Facts, Unrestricted
-from robotsgate.fetch import Fetcher, FetchResult
+from robotsgate.fetch import Fetcher, FetchResult, fetch_user_agent
 from robotsgate.gate import Gate, Verdict
 from robotsgate.options import Settings
 from robotsgate.outcomes import OUTCOMES
@@ -55,6 +56,7 @@ class Checked:
     source: str  # where the rules came from: the robots.txt URL, or the file given
     now: float
     purposes: frozenset[str] = frozenset()
+    licences: tuple[dict[str, Any], ...] = ()  # RSL: robotsgate.cli.licences
 
 
 class _FileFetcher:
@@ -113,8 +115,13 @@ async def check(args: argparse.Namespace) -> Checked:
         assert isinstance(plan, Answer)
         raise CliError(f"the proxy answers this request {OUTCOMES[plan.reason].status} "
                        f"({plan.reason}) before robots.txt: {escaped(plan.text.strip())}")
+    entry = plan.verdict.entry
+    licenses = entry.robots.licenses if entry is not None and entry.robots is not None else ()
+    licences = () if args.robots or not licenses else tuple(await read_licences(
+        licenses, args.url, args.purpose, timeout=args.timeout, verify=tls(args),
+        user_agent=fetch_user_agent(token, args.contact)))
     return Checked(args.url, args.agent, plan.verdict, fetcher.result,
-                   args.robots or origin.robots_url, time.time(), args.purpose)
+                   args.robots or origin.robots_url, time.time(), args.purpose, licences)
 
 
 def _purposes(text: str) -> frozenset[str]:
@@ -162,9 +169,12 @@ def _check_facts(c: Checked) -> dict[str, Any]:
         "group_line": group.line if group else None,
         "crawl_delay": None, "request_rate": None, "visit_time": None, "visit_time_open": None,
         "opens_in": None, "sitemaps": list(robots.sitemaps) if robots else [],
-        # RSL: the licence documents robots.txt names for the whole site (line: where).
-        "licenses": [{"url": license.url, "line": license.line}
-                     for license in (robots.licenses if robots else ())],
+        # RSL: the licence documents robots.txt names (line: where), each fetched and read
+        # unless robots.txt came from a file: what it says of the URL, per purpose.
+        "licenses": list(c.licences) or [
+            {"url": license.url, "line": license.line, "error": "not fetched", "problems": [],
+             "applies": None, "purposes": {}}
+            for license in (robots.licenses if robots else ())],
         "proxy_answer": v.status or "forward",
         # category -> {value, rule, line}, for categories something is stated about.
         "usage": {category: {"value": str(p.value),
@@ -260,14 +270,32 @@ def _check_text(f: dict[str, Any]) -> str:
     for sitemap in f["sitemaps"]:
         rows.append(("sitemap", sitemap))
     for license in f["licenses"]:
-        rows.append(("license", f"{license['url']} (line {license['line']}: an RSL licence, "
-                                f"shown, not enforced)"))
+        rows += _licence_rows(license)
     answer = f["proxy_answer"]
     rows.append(("proxy", "forwards it" if answer == "forward" else
                  f"answers {answer} ({f['reason']})"))
     width = max(len(name) for name, _ in rows) + 2
     # URLs, rules, group names and sitemaps are what bots and sites wrote: shown escaped.
     return "".join(f"{name + ':':<{width}}{escaped(value)}\n" for name, value in rows)
+
+
+def _licence_rows(license: dict[str, Any]) -> list[tuple[str, str]]:
+    rows = [("license", f"{license['url']} (line {license['line']}; RSL: shown here, not "
+                        f"enforced by the proxy)")]
+    if license["error"]:
+        rows.append(("  read", license["error"]))
+    rows += [("  problem", problem) for problem in license["problems"]]
+    applies = license["applies"]
+    if applies is None:
+        if not license["error"]:
+            rows.append(("  applies", "no <content> of it covers this URL"))
+        return rows
+    servers = f"; licence server {', '.join(applies['servers'])}" if applies["servers"] else ""
+    rows.append(("  applies", f"<content url=\"{applies['content']}\"> (line "
+                              f"{applies['line']}){servers}"))
+    for purpose, said in license["purposes"].items():
+        rows.append((f"  {purpose}", f"{said['answer']}: {said['evidence']}"))
+    return rows
 
 
 def run_check(args: argparse.Namespace) -> int:
