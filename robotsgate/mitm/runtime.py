@@ -14,9 +14,9 @@ import gc
 import logging
 import os
 import signal
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 from mitmproxy import ctx, exceptions, http
@@ -320,37 +320,21 @@ class Runtime:
         logger.info("robotsgate: audit log %s reopened", audit.path)
 
     def _serve_metrics(self, host: str, port: int) -> None:
-        server = self._metrics_server
-        if server is not None and (server.host, server.port) == (host, port):
-            return  # options are set again at start-up: a restart would drop scrapes
-        if server is not None:
-            server.close()
-            self._metrics_server = None
-        if port == 0:
-            return
-        try:
-            self._metrics_server = self.metrics.serve(host, port)
-        except OSError as exc:
-            raise exceptions.OptionsError(f"robots_metrics_port: cannot listen on {host}:{port}: "
-                                          f"{exc.strerror or exc}") from exc
-        logger.info("robotsgate: metrics on http://%s:%d/metrics", host, port)
+        old, self._metrics_server = self._metrics_server, None  # None if the new one fails
+        self._metrics_server = _relisten(old, host, port, lambda: self.metrics.serve(host, port),
+                                         "robots_metrics_port")
+        if self._metrics_server is not None and self._metrics_server is not old:
+            logger.info("robotsgate: metrics on http://%s:%d/metrics", host, port)
 
     def _serve_directory(self, host: str, port: int) -> None:
-        server = self._directory_server
-        if server is not None and (server.host, server.port) == (host, port):
-            return
-        if server is not None:
-            server.close()
-            self._directory_server = None
-        if port == 0:
-            return
-        try:
-            self._directory_server = DirectoryServer(host, port, lambda: self._published,
-                                                     self.clocks.clock)
-        except OSError as exc:
-            raise exceptions.OptionsError(f"robots_directory_port: cannot listen on "
-                                          f"{host}:{port}: {exc.strerror or exc}") from exc
-        logger.info("robotsgate: key directory on http://%s:%d%s", host, port, DIRECTORY_PATH)
+        old, self._directory_server = self._directory_server, None
+        self._directory_server = _relisten(
+            old, host, port,
+            lambda: DirectoryServer(host, port, lambda: self._published, self.clocks.clock),
+            "robots_directory_port")
+        if self._directory_server is not None and self._directory_server is not old:
+            logger.info("robotsgate: key directory on http://%s:%d%s", host, port,
+                        DIRECTORY_PATH)
 
     async def done(self) -> None:
         if self._sighup:
@@ -366,6 +350,31 @@ class Runtime:
             await self._live.services.aclose()
         if self._sink is not None:
             self._sink.audit.close()
+
+
+class _Listening(Protocol):
+    host: str
+    port: int
+
+    def close(self) -> None: ...
+
+
+def _relisten[S: _Listening](server: S | None, host: str, port: int, start: Callable[[], S],
+                             option: str) -> S | None:
+    """The server of one of the proxy's own ports once `option` says host:port: `server` itself
+    when it listens there already (options are set again at start-up: a restart would drop its
+    clients), else a new one (none for port 0), the old one closed first."""
+    if server is not None and (server.host, server.port) == (host, port):
+        return server
+    if server is not None:
+        server.close()
+    if port == 0:
+        return None
+    try:
+        return start()
+    except OSError as exc:
+        raise exceptions.OptionsError(f"{option}: cannot listen on {host}:{port}: "
+                                      f"{exc.strerror or exc}") from exc
 
 
 def _apply_deferred(options: Any) -> list[str]:
