@@ -87,7 +87,7 @@ def test_check_disallowed_names_rule_line_group_and_extensions(site: Origin) -> 
     assert re.findall(r"^sitemap:\s+(.*)$", out, re.MULTILINE) == [
         "https://example.com/sitemap.xml", "https://example.com/news.xml"]
     assert field(out, "license") == \
-        "https://rsl.example/license.xml (line 14: an RSL licence, shown, not enforced)"
+        "https://rsl.example/license.xml (line 14; RSL: shown here, not enforced by the proxy)"
     assert field(out, "proxy") == "answers 403 (disallowed)"
     # Fetched the way the proxy fetches: once, with the bot's name as User-Agent.
     assert [s.user_agent for s in site.robots_fetches()] == ["MyBot"]

@@ -66,7 +66,7 @@ Usage, per purpose (evaluate):
   PERMITTED when some licence grants it and none prohibits it; PROHIBITED when one prohibits it;
   NOT_GRANTED when none prohibits it and none grants it (every licence lists what it permits, and
   the purpose is not among them: the use is not licensed); UNSTATED when no licence applies at
-  all (a `<content>` with no `<license>`). Finding.value maps these onto usage.py's values:
+  all (a `<content>` with no `<license>`). Ruling.value maps these onto usage.py's values:
   allowed, disallowed, disallowed, unknown.
 
 Hostile input: read_rsl never raises on content. A body past MAX_BYTES is not parsed; one that
@@ -97,10 +97,27 @@ from robotsgate.protocol.readings import reading_of
 from robotsgate.protocol.urls import normal_path_of
 from robotsgate.protocol.usage import PreferenceValue
 
-__all__ = ["MAX_BYTES", "MAX_CONTENTS", "MAX_DEPTH", "MAX_ELEMENTS", "NAMESPACE",
-           "USAGE_PURPOSES", "Answer", "Condition", "Content", "Evidence", "Finding", "License",
-           "LicenseElement", "RslDocument", "Terms", "covers", "evaluate", "prohibited",
-           "read_rsl"]
+__all__ = [
+    "MAX_BYTES",
+    "MAX_CONTENTS",
+    "MAX_DEPTH",
+    "MAX_ELEMENTS",
+    "NAMESPACE",
+    "USAGE_PURPOSES",
+    "Condition",
+    "Content",
+    "Evidence",
+    "Grant",
+    "License",
+    "LicenseElement",
+    "RslDocument",
+    "Ruling",
+    "Terms",
+    "covers",
+    "evaluate",
+    "prohibited",
+    "read_rsl",
+]
 
 NAMESPACE = "https://rslstandard.org/rsl"
 
@@ -271,17 +288,17 @@ class RslDocument:
         return Terms(tuple(found))
 
 
-class Answer(StrEnum):
+class Grant(StrEnum):
     PERMITTED = "permitted"  # a licence grants it, none prohibits it
     PROHIBITED = "prohibited"  # a licence prohibits it
     NOT_GRANTED = "not-granted"  # none prohibits it, none grants it: not licensed
     UNSTATED = "unstated"  # no licence applies
 
 
-_VALUES = {Answer.PERMITTED: PreferenceValue.ALLOWED,
-           Answer.PROHIBITED: PreferenceValue.DISALLOWED,
-           Answer.NOT_GRANTED: PreferenceValue.DISALLOWED,
-           Answer.UNSTATED: PreferenceValue.UNKNOWN}
+_VALUES = {Grant.PERMITTED: PreferenceValue.ALLOWED,
+           Grant.PROHIBITED: PreferenceValue.DISALLOWED,
+           Grant.NOT_GRANTED: PreferenceValue.DISALLOWED,
+           Grant.UNSTATED: PreferenceValue.UNKNOWN}
 
 
 @dataclass(frozen=True, slots=True)
@@ -310,11 +327,11 @@ class Evidence:
 
 
 @dataclass(frozen=True, slots=True)
-class Finding:
+class Ruling:
     """What the applying licences say of one purpose, and the element that says it."""
 
     purpose: str
-    answer: Answer
+    answer: Grant
     evidence: Evidence
 
     @property
@@ -324,35 +341,35 @@ class Finding:
         return _VALUES[self.answer]
 
 
-def _finding(terms: Terms, purpose: str) -> Finding:
+def _finding(terms: Terms, purpose: str) -> Ruling:
     licenses = terms.licenses
     if not licenses:
-        return Finding(purpose, Answer.UNSTATED, Evidence(terms.content, None, None, None))
+        return Ruling(purpose, Grant.UNSTATED, Evidence(terms.content, None, None, None))
     for content, license in licenses:  # a prohibition wins (§3.1.1)
         token = license.forbids(purpose)
         if token is not None:
-            return Finding(purpose, Answer.PROHIBITED,
+            return Ruling(purpose, Grant.PROHIBITED,
                            Evidence(content, license, "prohibits", token))
     for content, license in licenses:
         token = license.grants(purpose)
         if token is not None:
-            return Finding(purpose, Answer.PERMITTED,
+            return Ruling(purpose, Grant.PERMITTED,
                            Evidence(content, license, "permits" if token else None,
                                     token or None))
     content, license = licenses[0]
-    return Finding(purpose, Answer.NOT_GRANTED, Evidence(content, license, "permits", None))
+    return Ruling(purpose, Grant.NOT_GRANTED, Evidence(content, license, "permits", None))
 
 
-def evaluate(terms: Terms, purposes: Collection[str]) -> tuple[Finding, ...]:
+def evaluate(terms: Terms, purposes: Collection[str]) -> tuple[Ruling, ...]:
     """Per purpose (sorted), what the licences of `terms` say of it."""
     return tuple(_finding(terms, purpose) for purpose in sorted(set(purposes)))
 
 
-def prohibited(terms: Terms, purposes: Collection[str]) -> tuple[Finding, ...]:
+def prohibited(terms: Terms, purposes: Collection[str]) -> tuple[Ruling, ...]:
     """The purposes the licences do not license (prohibited, or not granted), with evidence;
     () when every one is permitted or unstated."""
     return tuple(finding for finding in evaluate(terms, purposes)
-                 if finding.answer in (Answer.PROHIBITED, Answer.NOT_GRANTED))
+                 if finding.answer in (Grant.PROHIBITED, Grant.NOT_GRANTED))
 
 
 # -- reading ----------------------------------------------------------------------------------

@@ -15,8 +15,8 @@ from robotsgate.protocol.rsl import (
     MAX_ELEMENTS,
     NAMESPACE,
     USAGE_PURPOSES,
-    Answer,
     Condition,
+    Grant,
     RslDocument,
     Terms,
     covers,
@@ -56,11 +56,11 @@ def terms_of(body: bytes, url: str = f"{SITE}/page") -> Terms:
     return terms
 
 
-def answers(terms: Terms, *purposes: str) -> dict[str, Answer]:
+def answers(terms: Terms, *purposes: str) -> dict[str, Grant]:
     return {finding.purpose: finding.answer for finding in evaluate(terms, purposes)}
 
 
-P, X, N, U = Answer.PERMITTED, Answer.PROHIBITED, Answer.NOT_GRANTED, Answer.UNSTATED
+P, X, N, U = Grant.PERMITTED, Grant.PROHIBITED, Grant.NOT_GRANTED, Grant.UNSTATED
 
 
 def unreadable(document: RslDocument, *words: str) -> None:
