@@ -11,7 +11,7 @@ from robotsgate import outcomes
 from robotsgate.mitm import keys
 from robotsgate.mitm.answers import AuditUnwritable, answer, retry_after
 from robotsgate.mitm.headers import ResponseHeaders, set_headers
-from robotsgate.mitm.runtime import Runtime
+from robotsgate.mitm.runtime import Live, Runtime
 from robotsgate.outcomes import Reason
 
 logger = logging.getLogger(__name__)
@@ -37,12 +37,9 @@ class PageReader:
             raw = response.raw_content
             if raw is None:
                 return  # streamed (stream_large_bodies): already on its way to the bot
-            identity = keys.private(flow).get(keys.IDENTITY)
             result = pages.annotate(
                 url=lambda: req.url, method=req.method, status=response.status_code,
-                agent=identity.token if identity else live.settings.agent or None,
-                user_agent=flow.metadata[keys.USER_AGENT] if keys.USER_AGENT in flow.metadata
-                else req.headers.get("user-agent"),
+                agent=page_agent(flow, live), user_agent=page_user_agent(flow),
                 content_type=seen.content_type, x_robots_tag=seen.x_robots_tag, raw=raw,
                 content_encoding=seen.content_encoding)
         except Exception as exc:
@@ -77,3 +74,18 @@ class PageReader:
             self.runtime.of(flow).recorder.flow(
                 flow, "withheld", Reason.INTERNAL_ERROR, outcome.status,
                 keys.private(flow).get(keys.VERDICT), error=error, origin_status=status)
+
+
+def page_agent(flow: http.HTTPFlow, live: Live) -> str | None:
+    """The product token a page's signals are read for: the one the request was decided for,
+    or robots_agent's."""
+    identity = keys.private(flow).get(keys.IDENTITY)
+    return identity.token if identity else live.settings.agent or None
+
+
+def page_user_agent(flow: http.HTTPFlow) -> str | None:
+    """The request's User-Agent as it was decided on."""
+    if keys.USER_AGENT in flow.metadata:
+        user_agent: str | None = flow.metadata[keys.USER_AGENT]
+        return user_agent
+    return flow.request.headers.get("user-agent")

@@ -29,9 +29,10 @@ from robotsgate.audit import Event
 from robotsgate.gate import Verdict
 from robotsgate.mitm import keys
 from robotsgate.mitm.answers import AuditUnwritable, answer_usage
+from robotsgate.mitm.pages import page_agent, page_user_agent
 from robotsgate.mitm.runtime import Runtime
 from robotsgate.outcomes import Reason
-from robotsgate.pages.directives import Directives, agent_tokens, read_header
+from robotsgate.pages.directives import Directives, agent_names, read_header
 from robotsgate.protocol.usage import (
     CATEGORIES,
     NO_USAGE,
@@ -143,11 +144,7 @@ class UsageCheck:
     def _no_ai(self, flow: http.HTTPFlow, lines: tuple[bytes, ...]) -> tuple[str, ...]:
         """noai, noimageai as the answer's X-Robots-Tag says them for this agent (for every
         agent, or `mybot: noai` for the names it answers to, as PageReader reads them)."""
-        identity = keys.private(flow).get(keys.IDENTITY)
-        agent = identity.token if identity is not None and identity.token else \
-            self.runtime.of(flow).settings.agent
-        names = frozenset({agent.lower()}) if agent else agent_tokens(
-            flow.metadata.get(keys.USER_AGENT) or flow.request.headers.get("user-agent"))
+        names = agent_names(page_agent(flow, self.runtime.of(flow)), page_user_agent(flow))
         reading = Directives()
         for line in lines:
             read_header(line.decode("utf-8", "surrogateescape"), names, reading, [])

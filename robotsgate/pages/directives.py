@@ -56,6 +56,12 @@ def agent_tokens(user_agent: str | None) -> frozenset[str]:
     return frozenset(name.lower() for name in names if not name.isdigit())
 
 
+def agent_names(agent: str | None, user_agent: str | None) -> frozenset[str]:
+    """The names whose META and agent-prefixed X-Robots-Tag apply to a bot: its configured
+    product token, or else those its User-Agent gives (agent_tokens)."""
+    return frozenset({agent.lower()}) if agent else agent_tokens(user_agent)
+
+
 @dataclass(slots=True)
 class Directives:
     """Directives accumulated from every source that applies; only ever more restrictive."""

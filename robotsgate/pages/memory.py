@@ -18,7 +18,7 @@ from cachetools import TTLCache
 from robotsgate.content import decoded_prefix
 from robotsgate.origin import Origin
 from robotsgate.pages.charset import MAX_PAGE_BYTES, decode_html
-from robotsgate.pages.directives import agent_tokens
+from robotsgate.pages.directives import agent_names
 from robotsgate.pages.links import resolve
 from robotsgate.pages.read import can_have_signals, is_html, read_page
 from robotsgate.pages.signals import NO_SIGNALS, PageSignals
@@ -138,7 +138,7 @@ class Pages:
         nothing to robots, and then it is not needed. Raises ValueError for a body that cannot
         be decoded.
         """
-        names = {agent.lower()} if agent else agent_tokens(user_agent)
+        names = agent_names(agent, user_agent)
         # One byte more than is read tells a page that is longer from one that is not.
         body = decoded_prefix(raw, content_encoding, MAX_PAGE_BYTES + 1)
         # A 206 is part of a page, chosen by the bot (Range): it must not replace what the whole
