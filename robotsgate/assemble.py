@@ -25,6 +25,7 @@ from robotsgate.fetch import Fetcher
 from robotsgate.gate import Gate, GateConfig
 from robotsgate.httpsig import Signer
 from robotsgate.identity import AgentMap
+from robotsgate.licensing import Licensing
 from robotsgate.metrics import Metrics
 from robotsgate.options import Settings, parse_profiles
 from robotsgate.pages import PageConfig, Pages
@@ -137,8 +138,13 @@ def services(settings: Settings, upstream: Upstream, clocks: Clocks, metrics: Me
     retrieval = Retrieval(fetcher, rules, store, clocks.clock, cache_ttl=settings.cache_ttl,
                           error_ttl=settings.error_ttl, metrics=metrics, archive=archive,
                           contact=settings.contact)
+    licensing = None
+    if settings.licenses == "enforce":
+        licensing = Licensing(fetcher, clocks.clock, cache_ttl=settings.cache_ttl,
+                              error_ttl=settings.error_ttl, contact=settings.contact,
+                              archive=archive)
     gate = Gate(gate_config(settings), store, retrieval, clocks.clock, politeness.pacing,
-                metrics=metrics)
+                metrics=metrics, licensing=licensing)
     return Services(gate, fetcher, fleet, politeness, resolver)
 
 

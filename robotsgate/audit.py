@@ -70,9 +70,13 @@ class AuditRecord:
     group: str | None = _doc("the deciding group's User-agent values, e.g. FooBot, BarBot")
     rule: str | None = _doc(
         "the deciding rule as written (Disallow: /private); for usage-preference the statement "
-        "that disallowed a purpose (Content-Usage: train-ai=n, tdm-reservation: 1)")
+        "that disallowed a purpose (Content-Usage: train-ai=n, tdm-reservation: 1); for "
+        "license-prohibited and license-required the licence's element that decided "
+        "(<content url=\"/\"> #1 (line 2), <license> #1 (line 3): <prohibits type=\"usage\"> "
+        "ai-all)")
     line: int | None = _doc("the rule's line in robots.txt (null for a statement of the "
-                            "response)")
+                            "response; for the license reasons, the License: line that names "
+                            "the licence)")
     delay_ms: int = _doc("the politeness wait applied, in milliseconds")
     mode: str = _doc("enforce or monitor")
     asked_delay_ms: int | None = _doc("the site's Crawl-delay when it was clamped or refused",
@@ -99,6 +103,11 @@ class AuditRecord:
     tdm_policy: str | None = _doc("for a refusal a TDM reservation decided: the rights "
                                   "holder's terms, as its tdm-policy (header or META) gave them",
                                   None)
+    license: str | None = _doc("for license-prohibited, license-required and "
+                               "license-unavailable: the RSL licence's URL, as robots.txt's "
+                               "License: line wrote it", None)
+    license_sha256: str | None = _doc("sha256 of the licence document's body that decided (in "
+                                      "robots_archive_dir with the robots.txt bodies)", None)
     signature: str | None = _doc("for a signature event: the Signature-Input the request left "
                                  "with (the bot's own, or the proxy's on the request sent "
                                  "again)", None)

@@ -23,6 +23,8 @@ from robotsgate.protocol import MAX_BYTES
 from robotsgate.protocol.hosts import canonical_host
 from robotsgate.resolver import Resolver, Unresolved
 
+ACCEPT_TEXT = "text/plain, */*;q=0.5"  # robots.txt
+
 # RFC 9309 §2.3.1.2: follow at least five consecutive redirects.
 MAX_REDIRECTS = 5
 _MAX_AGE = re.compile(r"(?:^|[,\s])max-age\s*=\s*\"?(\d+)", re.IGNORECASE)
@@ -147,26 +149,30 @@ class Fetcher:
             timeout=httpx.Timeout(timeout), verify=verify, proxy=proxy, transport=transport,
             limits=limits,
             follow_redirects=False, trust_env=False,
-            headers={"Accept": "text/plain, */*;q=0.5",
-                     # Only what _read_capped can decompress within its bound.
-                     "Accept-Encoding": "gzip, deflate"})
+            # Only what _read_capped can decompress within its bound.
+            headers={"Accept-Encoding": "gzip, deflate"})
 
     async def aclose(self) -> None:
         await self._client.aclose()
 
-    async def fetch(self, robots_url: str, user_agent: str | None = None) -> FetchResult:
+    async def fetch(self, robots_url: str, user_agent: str | None = None, *,
+                    limit: int = MAX_BYTES, accept: str = ACCEPT_TEXT) -> FetchResult:
         """Never raises for network or server trouble: that is an "unreachable" result.
-        `user_agent`: the proxy's (robotsgate.fetch.user_agent), never a bot's."""
+        `user_agent`: the proxy's (robotsgate.fetch.user_agent), never a bot's. `limit`: the
+        most of the body read (robots.txt's 500 KiB); `accept`: the Accept header. The same
+        fetch, under the same egress policy, brings the proxy's other documents (RSL licences,
+        robotsgate.licences)."""
         user_agent = user_agent or fetch_user_agent(None)
         async with self._turns:  # the queue is the proxy's: not timed
-            return await self._fetch(robots_url, user_agent)
+            return await self._fetch(robots_url, user_agent, limit, accept)
 
-    async def _fetch(self, robots_url: str, user_agent: str) -> FetchResult:
+    async def _fetch(self, robots_url: str, user_agent: str, limit: int,
+                     accept: str) -> FetchResult:
         try:
             # httpx's timeout is per operation; this bounds the whole fetch, so a server that
             # trickles bytes or redirects slowly cannot hold requests for longer.
             async with asyncio.timeout(self._timeout * 2):
-                return await self._follow(robots_url, user_agent)
+                return await self._follow(robots_url, user_agent, limit, accept)
         except TimeoutError:
             return FetchResult("unreachable", robots_url, robots_url, None,
                                error=f"timed out after {self._timeout * 2:g} s")
@@ -174,8 +180,9 @@ class Fetcher:
             return FetchResult("unreachable", robots_url, robots_url, None,
                                error=describe(exc, robots_url, self._timeout))
 
-    async def _follow(self, robots_url: str, user_agent: str) -> FetchResult:
-        headers = {"User-Agent": user_agent}
+    async def _follow(self, robots_url: str, user_agent: str, limit: int,
+                      accept: str) -> FetchResult:
+        headers = {"User-Agent": user_agent, "Accept": accept}
         url = robots_url
         for _ in range(MAX_REDIRECTS + 1):
             async with self._client.stream("GET", url, headers=headers) as response:
@@ -191,7 +198,7 @@ class Fetcher:
                                        max_age(response.headers.get("cache-control")),
                                        f"HTTP {status}")
                 try:
-                    body = await _read_capped(response)
+                    body = await _read_capped(response, limit)
                 except Exception as exc:
                     # Whatever goes wrong reading the body (a cut or corrupt stream, zlib, the
                     # network) is an answer the gate remembers for robots_error_ttl; an
@@ -254,8 +261,8 @@ class BodyError(ValueError):
     """A body that cannot be read whole: cut short, corrupt, or in an encoding not asked for."""
 
 
-async def _read_capped(response: httpx.Response) -> bytes:
-    """The first MAX_BYTES of the decoded body; nothing past that is read or decompressed.
+async def _read_capped(response: httpx.Response, limit: int = MAX_BYTES) -> bytes:
+    """The first `limit` bytes of the decoded body; nothing past that is read or decompressed.
 
     Decompression is ours, not httpx's: httpx inflates each network chunk whole, and one 50 KB
     chunk of a gzip bomb is 50 MB. zlib's max_length keeps every step within the cap.
@@ -270,16 +277,16 @@ async def _read_capped(response: httpx.Response) -> bytes:
     elif encoding in ("gzip", "x-gzip", "deflate"):
         inflater = _Inflater("deflate" if encoding == "deflate" else "gzip")
     else:
-        raise BodyError(f"robots.txt sent with Content-Encoding {encoding!r}, not asked for")
+        raise BodyError(f"sent with Content-Encoding {encoding!r}, not asked for")
     chunks: list[bytes] = []
     size = 0
     async with contextlib.aclosing(_raw_body(response)) as body:
         async for raw in body:
-            data = raw if inflater is None else inflater.feed(raw, MAX_BYTES - size)
+            data = raw if inflater is None else inflater.feed(raw, limit - size)
             chunks.append(data)
             size += len(data)
-            if size >= MAX_BYTES:  # capped: the rest is neither read nor inflated
-                return b"".join(chunks)[:MAX_BYTES]
+            if size >= limit:  # capped: the rest is neither read nor inflated
+                return b"".join(chunks)[:limit]
     if inflater is not None:
         inflater.finish()
     return b"".join(chunks)

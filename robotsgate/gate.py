@@ -11,6 +11,8 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from robotsgate.licensing import REASONS as LICENSE_REASONS
+from robotsgate.licensing import LicenseRefusal, Licensing
 from robotsgate.metrics import Metrics
 from robotsgate.origin import Origin
 from robotsgate.outcomes import Reason, status
@@ -68,6 +70,8 @@ class Verdict:
     # Content-Usage and TDM reservation are added to it later (robotsgate.mitm.usage).
     usage: Usage = NO_USAGE
     usage_refusal: UsageRefusal | None = None  # reason usage-preference: why
+    # license-prohibited, license-required, license-unavailable: why (robotsgate.licensing)
+    license_refusal: LicenseRefusal | None = None
 
     @property
     def status(self) -> int | None:
@@ -98,12 +102,13 @@ class Gate:
 
     def __init__(self, config: GateConfig, store: Store, retrieval: Retrieval,
                  clock: Callable[[], float], pacer: Pacing | None = None, *,
-                 metrics: Metrics | None = None) -> None:
+                 metrics: Metrics | None = None, licensing: Licensing | None = None) -> None:
         self.config = config
         self.metrics = metrics or Metrics()
         self.pacer: Pacing = pacer or Pacer(clock, max_wait=60, max_hosts=_PACED_HOSTS)
         self._store = store
         self._retrieval = retrieval
+        self._licensing = licensing  # RSL licences: None, not read (robots_licenses=off)
         self._clock = clock
         self._inflight: dict[str, asyncio.Task[RobotsEntry]] = {}
         self._long_decisions = asyncio.Lock()  # decisions that take more than one slice
@@ -147,6 +152,18 @@ class Gate:
         if refusal is not None:
             return replace(verdict, action="block", reason=Reason.USAGE_PREFERENCE,
                            usage_refusal=refusal)
+        if robots.licenses and request.purposes and self._licensing is not None:
+            # Only a bot that declared what it crawls for can be refused for it: the others
+            # never wait for a licence.
+            urls = [origin.key + request.path]
+            if equivalent != request.path:
+                urls.append(origin.key + equivalent)
+            found = await self._licensing.judge(robots.licenses, urls, request.purposes)
+            if found is not None:
+                unavailable = found.kind == "unavailable"
+                return replace(verdict, action="unavailable" if unavailable else "block",
+                               reason=LICENSE_REASONS[found.kind], license_refusal=found,
+                               retry_after=self._licensing.error_ttl if unavailable else None)
         return await self._pace(origin, robots, verdict)
 
     async def _pace(self, origin: Origin, robots: RobotsTxt, verdict: Verdict) -> Verdict:

@@ -138,6 +138,13 @@ class Settings:
         "allow", "A declared purpose the site states no preference for: allow counts it as "
         "allowed; refuse as disallowed (decided on the origin's answer, whose Content-Usage "
         "header may still state one).", choices=USAGE_UNKNOWN)
+    licenses: Literal["enforce", "off"] = _option(
+        "enforce", "RSL licences (robots.txt License: lines): enforce fetches the licence "
+        "documents a site names when a bot with declared purposes asks for one of its pages, "
+        "and refuses a request whose every purpose they prohibit or do not grant (403 "
+        "license-prohibited), that needs a licence from a licence server (403 "
+        "license-required), or whose licence cannot be read (503 license-unavailable); off "
+        "reads none.", choices=("enforce", "off"), rebuilds=Rebuilds.GATE)
     contact: str = _option(
         "", "A URL about your bots (a page, or mailto:), sent with every robots.txt fetch: "
         "the proxy fetches as 'Token (+URL)' (RFC 9309 §2.2.1), never with a bot's own "

@@ -29,11 +29,14 @@ class Reason(StrEnum):
     DISALLOWED_HOST = "disallowed-host"  # a tunnel to a host that disallows everything
     NOFOLLOW = "nofollow"
     USAGE_PREFERENCE = "usage-preference"  # the site disallows every purpose the bot crawls for
+    LICENSE_PROHIBITED = "license-prohibited"  # its RSL licences license none of them
+    LICENSE_REQUIRED = "license-required"  # a licence to be obtained from a licence server
     VISIT_TIME = "visit-time"
     CRAWL_DELAY_TOO_LONG = "crawl-delay-too-long"
     WAIT_TOO_LONG = "wait-too-long"
     # Refused because robotsgate cannot decide, or cannot keep its promises.
     ROBOTS_UNAVAILABLE = "robots-unavailable"
+    LICENSE_UNAVAILABLE = "license-unavailable"  # an RSL licence robots.txt names, not read
     UNIDENTIFIED = "unidentified"
     HOST_MISMATCH = "host-mismatch"
     SERVER_NAME = "server-name"  # the TLS server name names another host than the tunnel's
@@ -87,6 +90,20 @@ OUTCOMES: Final[dict[Reason, Outcome]] = {
              "robots.txt (before the origin sees the request), or by the origin's answer "
              "(Content-Usage, TDM reservation: the answer is withheld)",
         headers=("X-Robotsgate-Purposes", *_RULE, *_ROBOTS)),
+    Reason.LICENSE_PROHIBITED: Outcome(
+        403, "Refused by this site's licence: it does not license any purpose this bot crawls "
+             "for ({purposes}): {explain}\nlicence: {license} (robots.txt line {line}: "
+             "{robots_url})\nagent: {agent}\n",
+        when="the RSL licences the site's robots.txt names (License:) prohibit, or do not "
+             "grant, every purpose the bot declared, for this URL",
+        headers=("X-Robotsgate-Purposes", "X-Robotsgate-License", *_RULE, *_ROBOTS)),
+    Reason.LICENSE_REQUIRED: Outcome(
+        403, "This site's licence ({license}, robots.txt line {line}) must be obtained from "
+             "its licence server ({server}) before this URL is used for {purposes}; this "
+             "proxy obtains no licence from a server.\nagent: {agent}\n",
+        when="the RSL licence that covers the URL names a licence server (<content server>): "
+             "a licence must be obtained from it, even a free one",
+        headers=("X-Robotsgate-Purposes", "X-Robotsgate-License", *_RULE, *_ROBOTS)),
     Reason.NOFOLLOW: Outcome(
         403, "Not followed: the referring page {page} {where}.\n",
         when="a link that the page named in Referer says not to follow",
@@ -119,6 +136,15 @@ OUTCOMES: Final[dict[Reason, Outcome]] = {
         when="the origin's robots.txt could not be fetched (5xx, 429, timeout, DNS, TLS, a "
              "broken body) and no good copy is kept: complete disallow, for robots_error_ttl",
         headers=_ROBOTS),
+    Reason.LICENSE_UNAVAILABLE: Outcome(
+        503, "The licence this site's robots.txt names ({license}, line {line}) could not be "
+             "read ({error}); it may prohibit what this bot crawls for ({purposes}), so "
+             "nothing is forwarded for those purposes until it can.\n", retry_after=60,
+        when="an RSL licence the site's robots.txt names could not be fetched (5xx, 429, "
+             "timeout, DNS, TLS, a refused address) or read (an XML document past a cap, "
+             "not well-formed, with a DOCTYPE), for a bot that declared purposes: for "
+             "robots_error_ttl",
+        headers=("X-Robotsgate-Purposes", "X-Robotsgate-License", *_ROBOTS)),
     Reason.UNIDENTIFIED: Outcome(
         407, "robotsgate needs to know which bot this is. Send a User-Agent that names your "
              "bot (e.g. MyBot/1.0), or authenticate to the proxy with your bot's name, or ask "

@@ -86,8 +86,7 @@ def test_check_disallowed_names_rule_line_group_and_extensions(site: Origin) -> 
     assert field(out, "visit-time").startswith("0000-2359 UTC")
     assert re.findall(r"^sitemap:\s+(.*)$", out, re.MULTILINE) == [
         "https://example.com/sitemap.xml", "https://example.com/news.xml"]
-    assert field(out, "license") == \
-        "https://rsl.example/license.xml (line 14; RSL: shown here, not enforced by the proxy)"
+    assert field(out, "license") == "https://rsl.example/license.xml (line 14; RSL)"
     assert field(out, "proxy") == "answers 403 (disallowed)"
     # Fetched the way the proxy fetches: once, with the bot's name as User-Agent.
     assert [s.user_agent for s in site.robots_fetches()] == ["MyBot"]
@@ -105,7 +104,7 @@ RSL = """<rsl xmlns="https://rslstandard.org/rsl">
 """
 
 
-def test_check_reads_the_sites_rsl_licences_without_enforcing_them() -> None:
+def test_check_reads_the_sites_rsl_licences_and_answers_as_the_proxy_would() -> None:
     with serving("") as origin:
         origin.set_robots(f"User-agent: *\nAllow: /\nLicense: {origin.url('/license.xml')}\n"
                           f"License: {origin.url('/gone.xml')}\nLicense: license.xml\n")
@@ -114,8 +113,9 @@ def test_check_reads_the_sites_rsl_licences_without_enforcing_them() -> None:
         done = run("check", origin.url("/premium/a"), "--agent", "MyBot", "--purpose",
                    "train-ai,search", "--json")
         checked = json.loads(done.stdout)
-        # Shown, not enforced: the proxy forwards it, whatever the licence says.
-        assert done.returncode == 0 and checked["proxy_answer"] == "forward"
+        # search is licensed, train-ai is not, and the content names a licence server: the
+        # proxy asks none, so it refuses (robotsgate.licensing).
+        assert checked["proxy_answer"] == 403 and checked["reason"] == "license-required"
         found, gone, relative = checked["licenses"]
         assert found["applies"] == {"content": "/premium/*", "line": 5,
                                     "servers": ["https://licensing.example/token"]}
@@ -125,11 +125,14 @@ def test_check_reads_the_sites_rsl_licences_without_enforcing_them() -> None:
         assert (gone["error"], gone["applies"]) == ("HTTP 404", None)
         assert relative["error"] == "not a full URL: nothing to fetch"
         text = run("check", origin.url("/premium/a"), "--agent", "MyBot").stdout
+        # A bot that declares nothing is not refused for its use; the licence is still shown.
+        assert field(text, "proxy") == "forwards it"
         assert field(text, "  applies") == ('<content url="/premium/*"> (line 5); licence '
                                             'server https://licensing.example/token')
         assert field(text, "  train-ai").startswith("prohibited: ")
-        # The documents were fetched as the proxy fetches robots.txt: under its own name.
-        assert {s.user_agent for s in origin.seen if s.path.endswith(".xml")} == {"MyBot"}
+        # The documents were fetched as the proxy fetches them: under its own name, never the
+        # bot's.
+        assert {s.user_agent for s in origin.seen if s.path.endswith(".xml")} == {"robotsgate"}
 
 
 def test_check_allowed_exits_0(site: Origin) -> None:

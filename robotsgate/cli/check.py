@@ -30,8 +30,9 @@ from robotsgate.cli.common import (
 from robotsgate.cli.licences import read_licences
 from robotsgate.escape import escaped
 from robotsgate.exchange import Answer, Facts, Unrestricted
-from robotsgate.fetch import Fetcher, FetchResult, fetch_user_agent
+from robotsgate.fetch import Fetcher, FetchResult
 from robotsgate.gate import Gate, Verdict
+from robotsgate.licensing import Licensing
 from robotsgate.options import Settings
 from robotsgate.outcomes import OUTCOMES
 from robotsgate.protocol import (
@@ -98,8 +99,12 @@ async def check(args: argparse.Namespace) -> Checked:
     rules = RulesCache(1, semantics=settings.semantics,
                        case_sensitive=settings.path_case == "sensitive")
     store = MemoryStore(1)
+    # Licences as the proxy reads them: by the proxy's fetcher, under the proxy's own name.
+    licensing = Licensing(source, time.time, contact=settings.contact) \
+        if isinstance(source, Fetcher) else None
     gate = Gate(assemble.gate_config(settings), store,
-                Retrieval(fetcher, rules, store, time.time, contact=settings.contact), time.time)
+                Retrieval(fetcher, rules, store, time.time, contact=settings.contact), time.time,
+                licensing=licensing)
     exchange = assemble.exchange(settings, gate, Unrestricted())
     fields = [(b"Host", origin.authority.encode("ascii"))]
     if args.agent:
@@ -108,18 +113,18 @@ async def check(args: argparse.Namespace) -> Checked:
                   path.encode("utf-8", "surrogateescape"), b"", tuple(fields))
     try:
         plan = await exchange.decide(facts)
+        if plan.verdict is None:
+            assert isinstance(plan, Answer)
+            raise CliError(f"the proxy answers this request {OUTCOMES[plan.reason].status} "
+                           f"({plan.reason}) before robots.txt: {escaped(plan.text.strip())}")
+        entry = plan.verdict.entry
+        licenses = entry.robots.licenses if entry is not None and entry.robots is not None \
+            else ()
+        licences = () if licensing is None or not licenses else tuple(await read_licences(
+            licensing, licenses, args.url, args.purpose))
     finally:
         if isinstance(source, Fetcher):
             await source.aclose()
-    if plan.verdict is None:
-        assert isinstance(plan, Answer)
-        raise CliError(f"the proxy answers this request {OUTCOMES[plan.reason].status} "
-                       f"({plan.reason}) before robots.txt: {escaped(plan.text.strip())}")
-    entry = plan.verdict.entry
-    licenses = entry.robots.licenses if entry is not None and entry.robots is not None else ()
-    licences = () if args.robots or not licenses else tuple(await read_licences(
-        licenses, args.url, args.purpose, timeout=args.timeout, verify=tls(args),
-        user_agent=fetch_user_agent(token, args.contact)))
     return Checked(args.url, args.agent, plan.verdict, fetcher.result,
                    args.robots or origin.robots_url, time.time(), args.purpose, licences)
 
@@ -280,8 +285,7 @@ def _check_text(f: dict[str, Any]) -> str:
 
 
 def _licence_rows(license: dict[str, Any]) -> list[tuple[str, str]]:
-    rows = [("license", f"{license['url']} (line {license['line']}; RSL: shown here, not "
-                        f"enforced by the proxy)")]
+    rows = [("license", f"{license['url']} (line {license['line']}; RSL)")]
     if license["error"]:
         rows.append(("  read", license["error"]))
     rows += [("  problem", problem) for problem in license["problems"]]

@@ -24,6 +24,7 @@ from robotsgate.exchange.plan import Answer, Forward, Plan, Record, Who
 from robotsgate.exchange.request import Facts, Refusal, Seen, h2c_offered, malformed, unwritable
 from robotsgate.gate import Gate, Request, Verdict
 from robotsgate.identity import AgentMap, Identity, is_product
+from robotsgate.licensing import license_answer
 from robotsgate.origin import Origin
 from robotsgate.outcomes import Reason
 from robotsgate.pages import Pages
@@ -206,6 +207,13 @@ def _answer(verdict: Verdict, who: Who, records: tuple[Record, ...]) -> Answer:
     if refusal is not None:
         text, headers = usage_answer(refusal, agent=verdict.agent, robots_url=verdict.robots_url)
         return Answer(Reason.USAGE_PREFERENCE, text, who, headers, verdict, records)
+    licensed = verdict.license_refusal
+    if licensed is not None:
+        text, headers = license_answer(licensed, agent=verdict.agent,
+                                       robots_url=verdict.robots_url)
+        if verdict.retry_after:
+            headers["Retry-After"] = str(verdict.retry_after)
+        return Answer(verdict.reason, text, who, headers, verdict, records)
     decision = verdict.decision
     if verdict.action == "block" and decision is not None and decision.rule is not None:
         rule = decision.rule

@@ -111,12 +111,19 @@ class Recorder:
         entry = verdict.entry if verdict else None
         decision = verdict.decision if verdict else None
         refusal = refusal or (verdict.usage_refusal if verdict else None)
+        licensed = verdict.license_refusal if verdict else None
         rule: Rule | Statement | None = decision.rule if decision else None
         group = decision.group if decision else None
+        rule_text, line = (rule.text, rule.line) if rule else (None, None)
         if refusal is not None:
             rule = refusal.statement
+            rule_text, line = (rule.text, rule.line) if rule else (None, None)
             if rule is None or rule.line is None:
                 group = None  # said by the response, or by nothing (robots_usage_unknown)
+        elif licensed is not None:
+            # The licence's element; the line is the robots.txt line that names the licence.
+            group = None
+            rule_text, line = licensed.cite or None, licensed.line
         purposes: Purposes | None = keys.private(flow).get(keys.PURPOSES)
         identity: Identity | None = keys.private(flow).get(keys.IDENTITY)
         user_agent = req.headers.get("user-agent")
@@ -130,14 +137,17 @@ class Recorder:
             robots_fetched_at=timestamp(entry.fetched_at) if entry else None,
             robots_sha256=entry.sha256 if entry else None,
             group=", ".join(group.agents) if group else None,
-            rule=rule.text if rule else None, line=rule.line if rule else None,
+            rule=rule_text, line=line,
             delay_ms=round(verdict.wait * 1000) if verdict else 0, mode=self._mode,
             asked_delay_ms=_ms(verdict.asked_delay) if verdict else None,
             agent_source=identity.source if identity else None,
             user_agent_mismatch=identity.mismatch(user_agent) if identity else None, page=page,
-            error=error or (entry.trouble if entry and entry.robots is None else None),
+            error=error or (entry.trouble if entry and entry.robots is None else None) or
+            (licensed.error if licensed else None),
             purposes=", ".join(sorted(purposes)) if purposes else None,
-            origin_status=origin_status, tdm_policy=tdm_policy, signature=signature))
+            origin_status=origin_status, tdm_policy=tdm_policy, signature=signature,
+            license=licensed.url if licensed else None,
+            license_sha256=licensed.sha256 if licensed else None))
 
     def connection(self, agents: AgentMap, agent_option: str | None, client: Any, event: Event,
                    url: str, method: str) -> None:

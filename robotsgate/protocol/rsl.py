@@ -272,6 +272,10 @@ class RslDocument:
     contents: tuple[Content, ...] = ()
     problems: tuple[str, ...] = ()
     feed: bool = False  # an RSS feed with <rsl:content> elements
+    # Not read at all (past a cap, a DOCTYPE, not well-formed, an encoding that cannot be
+    # read): what it says is not known, which is not the same as saying nothing. A document
+    # that reads well but is not RSL (another root) is not unreadable.
+    unreadable: bool = False
 
     def terms(self, url: str) -> Terms | None:
         """The contents whose url covers `url` (a full URL, or a path with its query); None when
@@ -433,20 +437,21 @@ def read_rsl(body: bytes, url: str) -> RslDocument:
     read is said in `problems`, and a document that cannot be read at all has no contents."""
     if len(body) > MAX_BYTES:
         return RslDocument(url, (), (f"{len(body)} bytes, more than the {MAX_BYTES} read: "
-                                     f"not read",))
+                                     f"not read",), unreadable=True)
     try:
         root, lines = _parse(body)
     except _Refused as refusal:
-        return RslDocument(url, (), (str(refusal),))
+        return RslDocument(url, (), (str(refusal),), unreadable=True)
     except expat.ExpatError as error:
         return RslDocument(url, (), (f"not XML: {expat.ErrorString(error.code)} "
-                                     f"(line {error.lineno}, column {error.offset})",))
+                                     f"(line {error.lineno}, column {error.offset})",),
+                           unreadable=True)
     except (LookupError, ValueError) as error:
         # pyexpat asks Python's codecs for an encoding expat does not know itself (anything but
         # UTF-8, UTF-16, ISO-8859-1 and US-ASCII): an unknown name, a multi-byte or a non-text
         # codec raises instead of failing the parse.
         return RslDocument(url, (), (f"not XML: its declared encoding cannot be read "
-                                     f"({type(error).__name__}: {error})",))
+                                     f"({type(error).__name__}: {error})",), unreadable=True)
     return _Reader(lines).document(root, url)
 
 
@@ -485,7 +490,8 @@ class _Reader:
             return RslDocument(url, (), (*self.problems, f"no {what}: no terms"), feed)
         if len(found) > MAX_CONTENTS:
             return RslDocument(url, (), (*self.problems, f"{len(found)} <content> elements, "
-                                         f"more than {MAX_CONTENTS}: not read"), feed)
+                                         f"more than {MAX_CONTENTS}: not read"), feed,
+                               unreadable=True)
         contents = tuple(self.content(element, index, ns)
                          for index, element in enumerate(found, 1))
         return RslDocument(url, contents, tuple(self.problems), feed)

@@ -7,7 +7,9 @@ from typing import Any
 import httpx
 
 from robotsgate.archive import RobotsArchive
+from robotsgate.fetch import Fetcher
 from robotsgate.gate import Gate, GateConfig, Request
+from robotsgate.licensing import Licensing
 from robotsgate.metrics import Metrics
 from robotsgate.origin import Origin
 from robotsgate.retrieval import Retrieval, RobotsFetcher
@@ -33,6 +35,7 @@ class Wired:
     store: Store
     rules: RulesCache
     pacer: Pacing
+    licensing: Licensing | None = None
 
 
 def wire_gate(fetcher: RobotsFetcher, clock: Callable[[], float], *,
@@ -41,10 +44,11 @@ def wire_gate(fetcher: RobotsFetcher, clock: Callable[[], float], *,
               archive: RobotsArchive | None = None, semantics: str = "rfc9309",
               case_sensitive: bool = True, rules_size: int = 10_000, store_size: int = 100,
               cache_ttl: int = 86_400, error_ttl: int = 60, max_wait: float = 60.0,
-              config: GateConfig | None = None) -> Wired:
+              config: GateConfig | None = None, licenses: bool = False) -> Wired:
     """Bottom-up, as the proxy does it. A `store` given is used with the `rules` it was built
     with; otherwise a MemoryStore of `store_size` origins keeps bodies and gets its rules back
-    through the rules cache."""
+    through the rules cache. `licenses`: RSL licences read (robots_licenses=enforce), through
+    the same fetcher."""
     # "is None", not "or": an empty store or cache is falsy (it has a length).
     if rules is None:
         rules = RulesCache(rules_size, semantics=semantics, case_sensitive=case_sensitive)
@@ -56,8 +60,14 @@ def wire_gate(fetcher: RobotsFetcher, clock: Callable[[], float], *,
                           metrics=metrics, archive=archive)
     if pacer is None:
         pacer = Pacer(clock, max_wait=max_wait, max_hosts=store_size)
-    gate = Gate(config or GateConfig(), store, retrieval, clock, pacer, metrics=metrics)
-    return Wired(gate, retrieval, store, rules, pacer)
+    licensing = None
+    if licenses:
+        assert isinstance(fetcher, Fetcher), "licences are fetched by the proxy's fetcher"
+        licensing = Licensing(fetcher, clock, cache_ttl=cache_ttl, error_ttl=error_ttl,
+                              archive=archive)
+    gate = Gate(config or GateConfig(), store, retrieval, clock, pacer, metrics=metrics,
+                licensing=licensing)
+    return Wired(gate, retrieval, store, rules, pacer, licensing)
 
 
 def make_gate(origins: Origins, clock: FakeClock | None = None, **options: Any) -> Gate:

@@ -1,0 +1,278 @@
+"""RSL licences in the proxy: the documents a robots.txt's `License:` lines name, fetched and
+kept, and what they say of one request for the purposes its bot declared.
+
+When. Only a request that could be refused for its use asks: a bot that declared purposes
+(robots_purpose, robots_purposes), for a site whose robots.txt names licences, on a path that
+robots.txt and its usage preferences allow. Every other request costs nothing here.
+
+Fetched like robots.txt, by the same fetcher: the egress policy on every address dialled
+(redirects included), its timeouts, a size cap (rsl.MAX_BYTES; a longer document is not read).
+As the proxy itself ("robotsgate (+contact)"), never with a bot's User-Agent: a licence is the
+site's, the same for every bot, and is kept once per document URL, for robots_cache_ttl (a
+shorter Cache-Control max-age wins), an unavailable one for robots_error_ttl. Each body fetched
+goes to the evidence archive (robots_archive_dir) with robots.txt bodies, and its sha256 to the
+audit record of each refusal it decided.
+
+What a fetch means (fail closed wherever the document may say no):
+
+- 200, an RSL document: its terms apply (robotsgate.protocol.rsl).
+- 4xx, more than five redirects: the site serves no licence there. It says nothing.
+- 200 with a body that reads as XML but not as RSL (another root element, another
+  namespace), or that is not XML and was not sent as XML (an HTML page about a licence): not
+  an RSL licence. It says nothing.
+- 5xx, 429, a network error, a timeout, an address the egress policy refuses, a body cut or
+  corrupt, and a document sent as XML (or starting like one) that cannot be read (past a cap,
+  a DOCTYPE, not well-formed): unavailable. It may prohibit what the bot crawls for, so nothing
+  it may govern is forwarded: 503 license-unavailable for robots_error_ttl, as for a robots.txt
+  that cannot be fetched (RFC 9309 §2.3.1.4).
+
+What is decided (judge), over every document named, for the request's URL:
+
+- every declared purpose prohibited, or not granted, by some licence that applies: refused,
+  403 license-prohibited, citing the document, its element and the robots.txt line naming it;
+- else, a document unavailable: 503 license-unavailable;
+- else, a licence that applies names a licence server (`<content server=...>`: "clients must
+  obtain a license for this asset, even if the license is free"): 403 license-required, since
+  the proxy obtains no licence from a server;
+- else forwarded. A purpose the licences do not speak of is not refused for it.
+"""
+
+import asyncio
+import hashlib
+import logging
+from collections.abc import Callable, Collection, Iterable
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+import cachetools
+
+from robotsgate import outcomes
+from robotsgate.archive import RobotsArchive
+from robotsgate.escape import escaped
+from robotsgate.fetch import FetchResult, fetch_user_agent
+from robotsgate.outcomes import Reason
+from robotsgate.protocol.rsl import (
+    MAX_BYTES,
+    Grant,
+    License,
+    RslDocument,
+    Ruling,
+    evaluate,
+    read_rsl,
+)
+
+logger = logging.getLogger(__name__)
+
+ACCEPT = "application/rsl+xml, application/xml;q=0.9, text/xml;q=0.9, */*;q=0.5"
+DOCUMENTS = 1024  # licence documents kept: sites share few (one per site, or one per publisher)
+
+Kind = Literal["ok", "missing", "unavailable"]
+
+
+class LicenseFetcher(Protocol):
+    async def fetch(self, robots_url: str, user_agent: str | None = None, *,
+                    limit: int = ..., accept: str = ...) -> FetchResult: ...
+
+
+@dataclass(frozen=True, slots=True)
+class LicenseDocument:
+    """One licence document as last fetched."""
+
+    url: str
+    kind: Kind  # ok: RSL terms; missing: it says nothing; unavailable: not known
+    document: RslDocument | None  # kind ok
+    status: int | None  # the last HTTP status; None when no answer came
+    sha256: str | None  # of the body read (ok, and a body that could not be read)
+    fetched_at: float
+    expires_at: float
+    error: str | None = None  # why it is missing or unavailable, in words
+
+
+@dataclass(frozen=True, slots=True)
+class LicenseRefusal:
+    """Why a request is refused for what a site's licences say, and the evidence."""
+
+    kind: Literal["prohibited", "unavailable", "required"]
+    url: str  # the licence document's URL, as robots.txt wrote it
+    line: int  # its License: line in robots.txt
+    purposes: tuple[str, ...]  # the declared purposes, sorted
+    rulings: tuple[Ruling, ...] = ()  # prohibited: per purpose, the element that refuses it
+    sha256: str | None = None  # of the document that decided
+    server: str | None = None  # required: the licence server named
+    error: str | None = None  # unavailable: why
+
+    @property
+    def cite(self) -> str:
+        """The element that decided, as the audit's rule: for several purposes, the first."""
+        if self.rulings:
+            return self.rulings[0].evidence.cite()
+        if self.server is not None:
+            return f'<content server="{self.server}">'
+        return ""
+
+    def explain(self) -> str:
+        """ "train-ai prohibited by <content url="/"> #1 (line 2), ...: <prohibits ...>" """
+        return "; ".join(f"{ruling.purpose} {_WORDS[ruling.answer]} by "
+                         f"{ruling.evidence.cite()}" for ruling in self.rulings)
+
+
+_WORDS = {Grant.PROHIBITED: "prohibited", Grant.NOT_GRANTED: "not granted"}
+REASONS = {"prohibited": Reason.LICENSE_PROHIBITED, "required": Reason.LICENSE_REQUIRED,
+           "unavailable": Reason.LICENSE_UNAVAILABLE}
+
+
+def license_answer(refusal: LicenseRefusal, *, agent: str, robots_url: str
+                   ) -> tuple[str, dict[str, str]]:
+    """The text and headers of the proxy's answer to a request its site's licences refuse."""
+    purposes = ", ".join(refusal.purposes)
+    headers = {"X-Robotsgate-Purposes": purposes,
+               "X-Robotsgate-License": escaped(refusal.url)}
+    if refusal.kind != "unavailable":
+        headers["X-Robotsgate-Rule"] = escaped(refusal.cite)  # what the site wrote
+        headers["X-Robotsgate-Line"] = str(refusal.line)
+    text = outcomes.text(REASONS[refusal.kind], purposes=purposes, explain=refusal.explain(),
+                         license=refusal.url, line=refusal.line, robots_url=robots_url,
+                         agent=agent, server=refusal.server, error=refusal.error)
+    return text, headers
+
+
+def judge(named: Iterable[tuple[License, LicenseDocument]], urls: Collection[str],
+          purposes: Collection[str]) -> LicenseRefusal | None:
+    """What the documents say of a request at `urls` (its URL, and the one the server may
+    really serve when it differs: a purpose refused at either is refused) for `purposes`
+    (declared, not empty). See the module's docstring for the order of the answers."""
+    wanted = tuple(sorted(purposes))
+    refused: dict[str, tuple[Ruling, License, LicenseDocument]] = {}
+    unavailable: tuple[License, LicenseDocument] | None = None
+    required: tuple[License, LicenseDocument, str] | None = None
+    for license, doc in named:
+        if doc.kind == "unavailable":
+            unavailable = unavailable or (license, doc)
+            continue
+        if doc.document is None:
+            continue
+        for url in urls:
+            terms = doc.document.terms(url)
+            if terms is None:
+                continue
+            for ruling in evaluate(terms, wanted):
+                if ruling.answer in (Grant.PROHIBITED, Grant.NOT_GRANTED):
+                    before = refused.get(ruling.purpose)
+                    # A prohibition is the stronger evidence: it is cited over "not granted".
+                    if before is None or (before[0].answer is Grant.NOT_GRANTED and
+                                          ruling.answer is Grant.PROHIBITED):
+                        refused[ruling.purpose] = (ruling, license, doc)
+            if terms.servers and required is None:
+                required = (license, doc, terms.servers[0])
+    if len(refused) == len(wanted):
+        first = refused[wanted[0]]
+        return LicenseRefusal("prohibited", first[1].url, first[1].line, wanted,
+                              tuple(refused[purpose][0] for purpose in wanted), first[2].sha256)
+    if unavailable is not None:
+        license, doc = unavailable
+        return LicenseRefusal("unavailable", license.url, license.line, wanted,
+                              sha256=doc.sha256, error=doc.error)
+    if required is not None:
+        license, doc, server = required
+        return LicenseRefusal("required", license.url, license.line, wanted, sha256=doc.sha256,
+                              server=server)
+    return None
+
+
+def fetchable(url: str) -> bool:
+    """Whether a License: line's URL is one to fetch (lint reports the others)."""
+    return url[:8].lower() == "https://" or url[:7].lower() == "http://"
+
+
+def _looks_xml(result: FetchResult) -> bool:
+    """Sent as XML, or starting like XML: a document meant to be read as one."""
+    kind = next((value for name, value in result.headers if name.lower() == "content-type"), "")
+    head = result.body[:512].lstrip(b"\xef\xbb\xbf \t\r\n").lower()
+    return "xml" in kind.lower() or head.startswith((b"<?xml", b"<rsl"))
+
+
+class Licensing:
+    """Licence documents, fetched once each (however many requests wait for one) and kept."""
+
+    def __init__(self, fetcher: LicenseFetcher, clock: Callable[[], float], *,
+                 cache_ttl: int = 86_400, error_ttl: int = 60, contact: str = "",
+                 archive: RobotsArchive | None = None, size: int = DOCUMENTS) -> None:
+        self._fetcher = fetcher
+        self._clock = clock
+        self._cache_ttl = cache_ttl
+        self._error_ttl = error_ttl
+        self._contact = contact
+        self._archive = archive
+        self._kept: cachetools.LRUCache[str, LicenseDocument] = cachetools.LRUCache(size)
+        self._inflight: dict[str, asyncio.Task[LicenseDocument]] = {}
+        self.fetches = 0  # documents fetched, for tests
+
+    @property
+    def error_ttl(self) -> int:
+        """Seconds an unavailable document is remembered: the Retry-After of its 503s."""
+        return self._error_ttl
+
+    async def judge(self, licenses: tuple[License, ...], urls: Collection[str],
+                    purposes: Collection[str]) -> LicenseRefusal | None:
+        named = [(license, await self.document(license.url))
+                 for license in _distinct(licenses)]
+        return judge(named, urls, purposes)
+
+    async def document(self, url: str) -> LicenseDocument:
+        kept = self._kept.get(url)
+        if kept is not None and kept.expires_at > self._clock():
+            return kept
+        task = self._inflight.get(url)
+        if task is None:
+            task = asyncio.create_task(self._fetch(url))
+            self._inflight[url] = task
+            task.add_done_callback(lambda _: self._inflight.pop(url, None))
+        # shield: a client that goes away must not cancel the fetch the others wait for.
+        return await asyncio.shield(task)
+
+    async def _fetch(self, url: str) -> LicenseDocument:
+        self.fetches += 1
+        # One byte past the cap, so that read_rsl sees a longer document as too long (a cut one
+        # could lose a prohibition) instead of as a document cut short.
+        result = await self._fetcher.fetch(url, fetch_user_agent(None, self._contact),
+                                           limit=MAX_BYTES + 1, accept=ACCEPT)
+        doc = self._read(url, result)
+        if doc.kind == "unavailable":
+            logger.warning("robotsgate: the licence %s could not be read (%s): requests of bots "
+                           "with declared purposes to the sites naming it are refused for the "
+                           "next %d s", url, doc.error, self._error_ttl)
+        if self._archive is not None and doc.sha256 is not None:
+            # Before it decides anything: no refusal without its evidence.
+            await self._archive.keep(doc.sha256, result, doc.fetched_at)
+        self._kept[url] = doc
+        return doc
+
+    def _read(self, url: str, result: FetchResult) -> LicenseDocument:
+        now = self._clock()
+        ttl = self._cache_ttl if result.max_age is None else min(self._cache_ttl,
+                                                                 result.max_age)
+        if result.outcome == "missing":
+            return LicenseDocument(url, "missing", None, result.status, None, now, now + ttl,
+                                   result.error)
+        if result.outcome == "unreachable":
+            return LicenseDocument(url, "unavailable", None, result.status, None, now,
+                                   now + self._error_ttl, result.error)
+        sha256 = hashlib.sha256(result.body).hexdigest()
+        document = read_rsl(result.body, url)
+        problems = "; ".join(document.problems)
+        if document.unreadable and _looks_xml(result):
+            return LicenseDocument(url, "unavailable", None, result.status, sha256, now,
+                                   now + self._error_ttl, f"not readable as RSL: {problems}")
+        if not document.contents:
+            return LicenseDocument(url, "missing", None, result.status, sha256, now, now + ttl,
+                                   f"no RSL terms: {problems}")
+        return LicenseDocument(url, "ok", document, result.status, sha256, now, now + ttl)
+
+
+def _distinct(licenses: Iterable[License]) -> list[License]:
+    """Each document once (the first line naming it), fetchable ones only."""
+    seen: dict[str, License] = {}
+    for license in licenses:
+        if fetchable(license.url) and license.url not in seen:
+            seen[license.url] = license
+    return list(seen.values())

@@ -1,0 +1,157 @@
+"""End to end: RSL licences (robots.txt `License:`) through a real ``mitmdump -s addon.py``.
+
+An origin whose licence prohibits ai-train for one path, bots declaring their purposes, a
+licence that cannot be read, one at an address bots may not reach, and one that names a licence
+server. Assertions are about what the client got, what the origin saw and what the audit log
+says.
+"""
+
+import hashlib
+from collections.abc import Callable
+from pathlib import Path
+
+from .clients import curl
+from .origins import Origin
+from .proxy import Proxy
+
+OriginFactory = Callable[..., Origin]
+ProxyFactory = Callable[..., Proxy]
+RSL = {"Content-Type": "application/rsl+xml"}
+
+NO_TRAINING = b"""<?xml version="1.0" encoding="UTF-8"?>
+<rsl xmlns="https://rslstandard.org/rsl">
+  <content url="/articles/">
+    <license>
+      <permits type="usage">search ai-input</permits>
+      <prohibits type="usage">ai-train</prohibits>
+    </license>
+  </content>
+</rsl>
+"""
+BOTS = ["TrainBot=train-ai", "SearchBot=search"]
+
+
+def licensed(site: Origin, body: bytes = NO_TRAINING, *, url: str | None = None) -> str:
+    """The site's robots.txt names its licence; the licence's URL."""
+    license_url = url or site.url("/license.xml")
+    site.set_robots(f"User-agent: *\nDisallow: /private/\n\nLicense: {license_url}\n")
+    site.route("/license.xml", body=body, headers=RSL)
+    return license_url
+
+
+def test_a_licence_that_prohibits_training_refuses_the_training_bot_only(
+        origin: OriginFactory, proxy: ProxyFactory, tmp_path: Path) -> None:
+    site = origin()
+    license_url = licensed(site)
+    for path in ("/articles/1", "/about"):
+        site.route(path, body=f"page {path}")
+    archive = tmp_path / "archive"
+    gate = proxy(robots_purposes=BOTS, robots_archive_dir=str(archive))
+
+    refused = curl(gate, site.url("/articles/1"), headers={"User-Agent": "TrainBot/1.0"})
+    assert refused.status == 403
+    assert refused.header("X-Robotsgate-Reason") == "license-prohibited"
+    assert refused.header("X-Robotsgate-License") == license_url
+    assert refused.header("X-Robotsgate-Line") == "4"
+    assert refused.header("X-Robotsgate-Rule") == (
+        '<content url="/articles/"> #1 (line 3), <license> #1 (line 4): '
+        '<prohibits type="usage"> ai-train')
+    assert "does not license any purpose this bot crawls for (train-ai)" in refused.text
+    assert not site.saw("/articles/1"), "refused by its licence, yet it reached the origin"
+
+    # Outside the content the licence covers; a bot that crawls for search.
+    other = curl(gate, site.url("/about"), headers={"User-Agent": "TrainBot/1.0"})
+    assert (other.status, other.text) == (200, "page /about")
+    search = curl(gate, site.url("/articles/1"), headers={"User-Agent": "SearchBot/1.0"})
+    assert (search.status, search.text) == (200, "page /articles/1")
+
+    # Fetched once, as the proxy: the bots' User-Agents never reach the licence.
+    fetches = [seen for seen in site.seen if seen.path == "/license.xml"]
+    assert len(fetches) == 1
+    assert fetches[0].user_agent == "robotsgate"
+
+    [record] = [r for r in gate.audit() if r["reason"] == "license-prohibited"]
+    sha256 = hashlib.sha256(NO_TRAINING).hexdigest()
+    assert (record["event"], record["status"], record["purposes"]) == ("block", 403, "train-ai")
+    assert record["license"] == license_url and record["license_sha256"] == sha256
+    assert record["rule"].endswith('<prohibits type="usage"> ai-train')
+    assert record["line"] == 4 and record["robots_sha256"]
+    # The body that decided is kept as evidence, beside the robots.txt that named it.
+    assert (archive / sha256).read_bytes() == NO_TRAINING
+    assert (archive / record["robots_sha256"]).exists()
+
+
+def test_a_licence_that_cannot_be_read_refuses_bots_with_purposes_only(
+        origin: OriginFactory, proxy: ProxyFactory) -> None:
+    site = origin()
+    licensed(site)
+    site.route("/license.xml", status=503, body=b"down for maintenance\n")
+    site.route("/articles/1", body="page")
+    gate = proxy(robots_purposes=BOTS, robots_error_ttl=30)
+
+    refused = curl(gate, site.url("/articles/1"), headers={"User-Agent": "TrainBot/1.0"})
+    assert refused.status == 503
+    assert refused.header("X-Robotsgate-Reason") == "license-unavailable"
+    assert refused.header("Retry-After") == "30"
+    assert "HTTP 503" in refused.text
+    # A bot that declared nothing is not refused for its use, and waits for no licence.
+    plain = curl(gate, site.url("/articles/1"), headers={"User-Agent": "PlainBot/1.0"})
+    assert plain.status == 200
+    assert not any(seen.path == "/articles/1" and "TrainBot" in seen.user_agent
+                   for seen in site.seen)
+    [record] = [r for r in gate.audit() if r["reason"] == "license-unavailable"]
+    assert record["status"] == 503 and record["error"] == "HTTP 503"
+
+
+def test_a_licence_at_the_proxys_own_port_is_never_fetched(
+        origin: OriginFactory, proxy: ProxyFactory) -> None:
+    site = origin()
+    site.route("/articles/1", body="page")
+    gate = proxy(robots_purposes=BOTS)
+    licensed(site, url=f"http://127.0.0.1:{gate.port}/license.xml")
+
+    refused = curl(gate, site.url("/articles/1"), headers={"User-Agent": "TrainBot/1.0"})
+    assert refused.status == 503
+    assert refused.header("X-Robotsgate-Reason") == "license-unavailable"
+    assert "not reachable through this proxy" in refused.text
+    assert not site.saw("/articles/1")
+
+
+def test_a_licence_server_must_be_asked_over_https(
+        https_origin: OriginFactory, proxy: ProxyFactory) -> None:
+    site = https_origin()
+    licensed(site, NO_TRAINING.replace(b'<content url="/articles/"',
+                                       b'<content url="/" server="https://licenses.example/"'))
+    site.route("/articles/1", body="page")
+    gate = proxy(robots_purposes=BOTS, trust_test_ca=True)
+
+    refused = curl(gate, site.url("/articles/1"), headers={"User-Agent": "SearchBot/1.0"})
+    assert refused.status == 403
+    assert refused.header("X-Robotsgate-Reason") == "license-required"
+    assert "licence server (https://licenses.example/)" in refused.text
+    assert not site.saw("/articles/1")
+
+
+def test_monitor_mode_forwards_what_the_licence_refuses_and_records_it(
+        origin: OriginFactory, proxy: ProxyFactory) -> None:
+    site = origin()
+    licensed(site)
+    site.route("/articles/1", body="page")
+    gate = proxy(robots_purposes=BOTS, robots_mode="monitor")
+
+    passed = curl(gate, site.url("/articles/1"), headers={"User-Agent": "TrainBot/1.0"})
+    assert (passed.status, passed.text) == (200, "page")
+    [record] = [r for r in gate.audit() if r["reason"] == "license-prohibited"]
+    assert record["event"] == "would-block" and record["mode"] == "monitor"
+
+
+def test_with_licences_off_none_is_fetched(
+        origin: OriginFactory, proxy: ProxyFactory) -> None:
+    site = origin()
+    licensed(site)
+    site.route("/articles/1", body="page")
+    gate = proxy(robots_purposes=BOTS, robots_licenses="off")
+
+    assert curl(gate, site.url("/articles/1"),
+                headers={"User-Agent": "TrainBot/1.0"}).status == 200
+    assert not site.saw("/license.xml")

@@ -1,0 +1,308 @@
+"""RSL licences in the decision: fetched by the proxy's fetcher (httpx's transport, a fake
+clock), kept, and judged for the purposes a bot declared (robotsgate.licensing)."""
+
+from dataclasses import replace
+
+import httpx
+import pytest
+from support.clock import FakeClock
+from support.gate import req, wire_gate
+from support.origins import Origins, ok
+
+from robotsgate.archive import RobotsArchive
+from robotsgate.exchange import Answer, Facts, Forward, Unrestricted
+from robotsgate.gate import Request
+from robotsgate.licensing import judge
+from robotsgate.options import Settings
+from robotsgate.outcomes import Reason
+from robotsgate.protocol.rsl import MAX_BYTES, Grant, License
+from robotsgate.protocol.rsl import read_rsl as _read_rsl
+
+EX = "https://example.com/robots.txt"
+LICENSE = "https://example.com/license.xml"
+ROBOTS = b"User-agent: *\nDisallow: /private\n\nLicense: https://example.com/license.xml\n"
+NO_TRAINING = b"""<rsl xmlns="https://rslstandard.org/rsl">
+  <content url="/articles/">
+    <license>
+      <prohibits type="usage">ai-train</prohibits>
+    </license>
+  </content>
+</rsl>
+"""
+SEARCH_ONLY = b"""<rsl xmlns="https://rslstandard.org/rsl">
+  <content url="/">
+    <license>
+      <permits type="usage">search</permits>
+    </license>
+  </content>
+</rsl>
+"""
+SERVER = b"""<rsl xmlns="https://rslstandard.org/rsl">
+  <content url="/" server="https://rslcollective.org/api">
+    <license>
+      <permits type="usage">ai-all search</permits>
+    </license>
+  </content>
+</rsl>
+"""
+
+
+def xml(body: bytes, **headers: str) -> httpx.Response:
+    return ok(body, content_type="application/rsl+xml", **headers)
+
+
+def wired(origins: Origins, clock: FakeClock | None = None, **options):
+    return wire_gate(origins.fetcher(), clock or FakeClock(1_000_000.0), licenses=True,
+                     **options)
+
+
+def asking(url: str, *purposes: str) -> Request:
+    return replace(req(url), purposes=frozenset(purposes))
+
+
+# -- the decision -----------------------------------------------------------------------------
+
+async def test_a_prohibited_purpose_is_refused_with_the_element_and_line_that_say_so():
+    origins = Origins(**{EX: ok(ROBOTS), LICENSE: xml(NO_TRAINING)})
+    gate = wired(origins).gate
+    verdict = await gate.check(asking("https://example.com/articles/1", "train-ai"))
+    assert (verdict.action, verdict.reason, verdict.status) == \
+        ("block", Reason.LICENSE_PROHIBITED, 403)
+    refusal = verdict.license_refusal
+    assert refusal is not None
+    assert (refusal.kind, refusal.url, refusal.line, refusal.purposes) == \
+        ("prohibited", LICENSE, 4, ("train-ai",))
+    assert refusal.cite == ('<content url="/articles/"> #1 (line 2), <license> #1 (line 3): '
+                            '<prohibits type="usage"> ai-train')
+    assert refusal.explain().startswith("train-ai prohibited by <content")
+    assert refusal.sha256 is not None and len(refusal.sha256) == 64
+
+
+async def test_what_the_licence_does_not_cover_or_allows_is_forwarded():
+    origins = Origins(**{EX: ok(ROBOTS), LICENSE: xml(NO_TRAINING)})
+    gate = wired(origins).gate
+    # Another path; another purpose; one purpose of two still licensed.
+    for request in (asking("https://example.com/about", "train-ai"),
+                    asking("https://example.com/articles/1", "search"),
+                    asking("https://example.com/articles/1", "train-ai", "search")):
+        verdict = await gate.check(request)
+        assert verdict.action == "forward", request
+        assert verdict.license_refusal is None
+
+
+async def test_a_purpose_the_licence_does_not_grant_is_refused_as_not_granted():
+    origins = Origins(**{EX: ok(ROBOTS), LICENSE: xml(SEARCH_ONLY)})
+    gate = wired(origins).gate
+    verdict = await gate.check(asking("https://example.com/x", "train-ai", "ai-input"))
+    assert verdict.reason == Reason.LICENSE_PROHIBITED
+    assert verdict.license_refusal is not None
+    assert [(r.purpose, r.answer) for r in verdict.license_refusal.rulings] == \
+        [("ai-input", Grant.NOT_GRANTED), ("train-ai", Grant.NOT_GRANTED)]
+    assert "not granted" in verdict.license_refusal.explain()
+    assert (await gate.check(asking("https://example.com/x", "search"))).action == "forward"
+
+
+async def test_the_path_the_server_would_serve_is_judged_too():
+    origins = Origins(**{EX: ok(ROBOTS), LICENSE: xml(NO_TRAINING)})
+    gate = wired(origins).gate
+    verdict = await gate.check(asking("https://example.com/x/../articles/1", "train-ai"))
+    assert verdict.reason == Reason.LICENSE_PROHIBITED
+
+
+async def test_only_a_bot_that_declared_purposes_waits_for_a_licence():
+    origins = Origins(**{EX: ok(ROBOTS), LICENSE: xml(NO_TRAINING)})
+    gate = wired(origins).gate
+    assert (await gate.check(req("https://example.com/articles/1"))).action == "forward"
+    assert LICENSE not in origins.urls  # never fetched
+
+
+async def test_a_disallowed_path_is_refused_by_robots_txt_before_any_licence_is_read():
+    origins = Origins(**{EX: ok(ROBOTS), LICENSE: xml(NO_TRAINING)})
+    gate = wired(origins).gate
+    verdict = await gate.check(asking("https://example.com/private", "train-ai"))
+    assert verdict.reason == Reason.DISALLOWED
+    assert LICENSE not in origins.urls
+
+
+async def test_the_document_is_fetched_once_as_the_proxy_and_kept():
+    origins = Origins(**{EX: ok(ROBOTS), LICENSE: xml(NO_TRAINING)})
+    w = wired(origins)
+    for _ in range(5):
+        await w.gate.check(replace(asking("https://example.com/articles/1", "train-ai"),
+                                   user_agent="EvilBot/6.6"))
+    fetched = [request for request in origins.seen if str(request.url) == LICENSE]
+    assert len(fetched) == 1 and w.licensing is not None and w.licensing.fetches == 1
+    assert fetched[0].headers["user-agent"] == "robotsgate"  # never the bot's
+    assert fetched[0].headers["accept"].startswith("application/rsl+xml")
+
+
+async def test_it_is_fetched_again_when_its_max_age_runs_out():
+    clock = FakeClock(1_000_000.0)
+    origins = Origins(**{EX: ok(ROBOTS), LICENSE: xml(NO_TRAINING, cache_control="max-age=60")})
+    gate = wired(origins, clock).gate
+    await gate.check(asking("https://example.com/articles/1", "train-ai"))
+    clock.now += 59
+    await gate.check(asking("https://example.com/articles/1", "train-ai"))
+    assert origins.urls.count(LICENSE) == 1
+    clock.now += 2
+    await gate.check(asking("https://example.com/articles/1", "train-ai"))
+    assert origins.urls.count(LICENSE) == 2
+
+
+async def test_a_licence_on_another_host_applies_to_the_site_that_names_it():
+    robots = b"User-agent: *\nAllow: /\nLicense: https://licences.example.net/news.xml\n"
+    origins = Origins(**{EX: ok(robots),
+                         "https://licences.example.net/news.xml": xml(NO_TRAINING)})
+    gate = wired(origins).gate
+    verdict = await gate.check(asking("https://example.com/articles/1", "train-ai"))
+    assert verdict.reason == Reason.LICENSE_PROHIBITED
+    assert verdict.license_refusal is not None
+    assert verdict.license_refusal.url == "https://licences.example.net/news.xml"
+
+
+async def test_a_full_url_content_applies_only_to_its_own_origin():
+    doc = NO_TRAINING.replace(b'url="/articles/"', b'url="https://other.example/articles/"')
+    origins = Origins(**{EX: ok(ROBOTS), LICENSE: xml(doc)})
+    gate = wired(origins).gate
+    assert (await gate.check(asking("https://example.com/articles/1", "train-ai"))).action \
+        == "forward"
+
+
+# -- what a fetch means -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("answer", [
+    httpx.Response(404), httpx.Response(410), httpx.Response(403),
+    # An HTML page about a licence, not an RSL document.
+    ok(b"<!DOCTYPE html><html><body>CC BY 4.0<br></body></html>", content_type="text/html"),
+    # Well-formed XML, another vocabulary.
+    xml(b'<feed xmlns="http://www.w3.org/2005/Atom"><title>x</title></feed>'),
+])
+async def test_a_licence_that_says_nothing_refuses_nothing(answer):
+    origins = Origins(**{EX: ok(ROBOTS), LICENSE: answer})
+    gate = wired(origins).gate
+    verdict = await gate.check(asking("https://example.com/articles/1", "train-ai"))
+    assert verdict.action == "forward" and verdict.license_refusal is None
+
+
+@pytest.mark.parametrize(("answer", "said"), [
+    (httpx.Response(503), "HTTP 503"),
+    (httpx.Response(429), "HTTP 429"),
+    (xml(b"<rsl xmlns='https://rslstandard.org/rsl'><content url='/'>"), "no element found"),
+    (xml(b'<!DOCTYPE rsl [<!ENTITY a "aaaa">]><rsl/>'), "DOCTYPE"),
+    (ok(b'<?xml version="1.0"?><rsl><content url="/"><license>'), "not XML"),
+    (xml(b"<rsl xmlns='https://rslstandard.org/rsl'>" + b" " * MAX_BYTES + b"</rsl>"),
+     "more than"),
+])
+async def test_a_licence_that_cannot_be_read_refuses_for_error_ttl(answer, said):
+    clock = FakeClock(1_000_000.0)
+    origins = Origins(**{EX: ok(ROBOTS), LICENSE: answer})
+    gate = wired(origins, clock, error_ttl=30).gate
+    verdict = await gate.check(asking("https://example.com/articles/1", "train-ai"))
+    assert (verdict.action, verdict.reason, verdict.status, verdict.retry_after) == \
+        ("unavailable", Reason.LICENSE_UNAVAILABLE, 503, 30)
+    assert verdict.license_refusal is not None
+    assert said in (verdict.license_refusal.error or "")
+    # Remembered for error_ttl, then asked again.
+    await gate.check(asking("https://example.com/articles/1", "train-ai"))
+    assert origins.urls.count(LICENSE) == 1
+    origins.routes[LICENSE] = xml(NO_TRAINING)
+    clock.now += 31
+    assert (await gate.check(asking("https://example.com/about", "train-ai"))).action \
+        == "forward"
+    assert origins.urls.count(LICENSE) == 2
+
+
+async def test_a_prohibition_wins_over_another_licence_that_cannot_be_read():
+    robots = ROBOTS + b"License: https://example.com/broken.xml\n"
+    origins = Origins(**{EX: ok(robots), LICENSE: xml(NO_TRAINING),
+                         "https://example.com/broken.xml": httpx.Response(500)})
+    gate = wired(origins).gate
+    refused = await gate.check(asking("https://example.com/articles/1", "train-ai"))
+    assert refused.reason == Reason.LICENSE_PROHIBITED
+    # Where the readable licence does not refuse, the unreadable one may: 503.
+    other = await gate.check(asking("https://example.com/about", "train-ai"))
+    assert other.reason == Reason.LICENSE_UNAVAILABLE
+    assert other.license_refusal is not None
+    assert other.license_refusal.url == "https://example.com/broken.xml"
+
+
+async def test_a_licence_server_means_a_licence_must_be_obtained():
+    origins = Origins(**{EX: ok(ROBOTS), LICENSE: xml(SERVER)})
+    gate = wired(origins).gate
+    verdict = await gate.check(asking("https://example.com/a", "train-ai"))
+    assert (verdict.action, verdict.reason, verdict.status) == \
+        ("block", Reason.LICENSE_REQUIRED, 403)
+    assert verdict.license_refusal is not None
+    assert verdict.license_refusal.server == "https://rslcollective.org/api"
+    assert verdict.license_refusal.cite == '<content server="https://rslcollective.org/api">'
+
+
+async def test_with_licences_off_nothing_is_fetched():
+    origins = Origins(**{EX: ok(ROBOTS), LICENSE: xml(NO_TRAINING)})
+    gate = wire_gate(origins.fetcher(), FakeClock(1_000_000.0)).gate
+    verdict = await gate.check(asking("https://example.com/articles/1", "train-ai"))
+    assert verdict.action == "forward" and LICENSE not in origins.urls
+
+
+async def test_the_body_that_decided_is_archived(tmp_path):
+    archive = RobotsArchive(tmp_path)
+    origins = Origins(**{EX: ok(ROBOTS), LICENSE: xml(NO_TRAINING)})
+    gate = wired(origins, archive=archive).gate
+    verdict = await gate.check(asking("https://example.com/articles/1", "train-ai"))
+    assert verdict.license_refusal is not None and verdict.license_refusal.sha256
+    assert archive.path(verdict.license_refusal.sha256).read_bytes() == NO_TRAINING
+    assert LICENSE in archive.sidecar(verdict.license_refusal.sha256).read_text()
+
+
+# -- the pure judgement -----------------------------------------------------------------------
+
+def test_judge_cites_a_prohibition_over_a_purpose_not_granted():
+    from robotsgate.licensing import LicenseDocument
+
+    def doc(url: str, body: bytes) -> tuple[License, LicenseDocument]:
+        return (License(url, 1), LicenseDocument(url, "ok", _read_rsl(body, url), 200, None,
+                                                 0.0, 1.0))
+
+    found = judge([doc("https://a/l.xml", SEARCH_ONLY), doc("https://b/l.xml", NO_TRAINING)],
+                  ["https://example.com/articles/1"], ["train-ai"])
+    assert found is not None and found.url == "https://b/l.xml"
+    assert found.rulings[0].answer is Grant.PROHIBITED
+
+
+# -- the answer -------------------------------------------------------------------------------
+
+async def _plan(origins: Origins, *, monitor: bool = False):
+    from robotsgate import assemble
+
+    gate = wired(origins).gate
+    settings = Settings(purpose="train-ai", mode="monitor" if monitor else "enforce")
+    exchange = assemble.exchange(settings, gate, Unrestricted())
+    return await exchange.decide(Facts("https", "example.com", 443, b"GET", b"/articles/1", b"",
+                                       ((b"Host", b"example.com"),
+                                        (b"User-Agent", b"NewsBot/1.0"))))
+
+
+async def test_the_answer_names_the_licence_its_element_and_its_line():
+    plan = await _plan(Origins(**{EX: ok(ROBOTS), LICENSE: xml(NO_TRAINING)}))
+    assert isinstance(plan, Answer) and plan.reason == Reason.LICENSE_PROHIBITED
+    headers = dict(plan.headers)
+    assert headers["X-Robotsgate-License"] == LICENSE
+    assert headers["X-Robotsgate-Line"] == "4"
+    assert headers["X-Robotsgate-Purposes"] == "train-ai"
+    assert headers["X-Robotsgate-Rule"].endswith('<prohibits type="usage"> ai-train')
+    assert "Refused by this site's licence" in plan.text and LICENSE in plan.text
+    assert plan.records[-1].reason == Reason.LICENSE_PROHIBITED
+
+
+async def test_an_unavailable_licence_is_answered_with_retry_after():
+    plan = await _plan(Origins(**{EX: ok(ROBOTS), LICENSE: httpx.Response(502)}))
+    assert isinstance(plan, Answer) and plan.reason == Reason.LICENSE_UNAVAILABLE
+    assert dict(plan.headers)["Retry-After"] == "60"
+    assert "HTTP 502" in plan.text
+
+
+async def test_monitor_mode_forwards_and_records_what_it_would_have_refused():
+    plan = await _plan(Origins(**{EX: ok(ROBOTS), LICENSE: xml(NO_TRAINING)}), monitor=True)
+    assert isinstance(plan, Forward)
+    assert [(r.event, r.reason) for r in plan.records] == \
+        [("would-block", Reason.LICENSE_PROHIBITED)]
