@@ -91,6 +91,7 @@ class Services:
     fleet: Fleet | None
     politeness: Politeness  # slots reserved by the gate, turns taken as requests leave
     resolver: Resolver  # where requests may be sent, and the address each is dialled at
+    licensing: Licensing | None = None  # RSL licences (None: robots_licenses=off)
 
     async def aclose(self) -> None:
         await self.fetcher.aclose()
@@ -145,7 +146,7 @@ def services(settings: Settings, upstream: Upstream, clocks: Clocks, metrics: Me
                               archive=archive)
     gate = Gate(gate_config(settings), store, retrieval, clocks.clock, politeness.pacing,
                 metrics=metrics, licensing=licensing)
-    return Services(gate, fetcher, fleet, politeness, resolver)
+    return Services(gate, fetcher, fleet, politeness, resolver, licensing)
 
 
 def gate_config(settings: Settings) -> GateConfig:

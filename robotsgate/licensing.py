@@ -55,6 +55,7 @@ from robotsgate.protocol.rsl import (
     MAX_BYTES,
     Grant,
     License,
+    LicenseSource,
     RslDocument,
     Ruling,
     evaluate,
@@ -93,13 +94,22 @@ class LicenseRefusal:
     """Why a request is refused for what a site's licences say, and the evidence."""
 
     kind: Literal["prohibited", "unavailable", "required"]
-    url: str  # the licence document's URL, as robots.txt wrote it
-    line: int  # its License: line in robots.txt
+    url: str  # the licence document's URL, as robots.txt wrote it (a page's: resolved)
+    line: int | None  # its License: line in robots.txt; None: a page named it
     purposes: tuple[str, ...]  # the declared purposes, sorted
     rulings: tuple[Ruling, ...] = ()  # prohibited: per purpose, the element that refuses it
     sha256: str | None = None  # of the document that decided
     server: str | None = None  # required: the licence server named
     error: str | None = None  # unavailable: why
+    source: LicenseSource = "robots.txt"  # where the site named it
+
+    def where(self, robots_url: str) -> str:
+        """Where the site named the licence, in words."""
+        if self.source == "link-header":
+            return "named by the answer's Link header"
+        if self.source == "html-link":
+            return 'named by the page\'s <link rel="license">'
+        return f"robots.txt line {self.line}: {robots_url}"
 
     @property
     def cite(self) -> str:
@@ -121,18 +131,22 @@ REASONS = {"prohibited": Reason.LICENSE_PROHIBITED, "required": Reason.LICENSE_R
            "unavailable": Reason.LICENSE_UNAVAILABLE}
 
 
-def license_answer(refusal: LicenseRefusal, *, agent: str, robots_url: str
-                   ) -> tuple[str, dict[str, str]]:
-    """The text and headers of the proxy's answer to a request its site's licences refuse."""
+def license_answer(refusal: LicenseRefusal, *, agent: str, robots_url: str,
+                   withheld: int | None = None) -> tuple[str, dict[str, str]]:
+    """The text and headers of the proxy's answer to a request its site's licences refuse (or,
+    `withheld`, to a response with that status, whose page named the licence)."""
     purposes = ", ".join(refusal.purposes)
     headers = {"X-Robotsgate-Purposes": purposes,
                "X-Robotsgate-License": escaped(refusal.url)}
     if refusal.kind != "unavailable":
         headers["X-Robotsgate-Rule"] = escaped(refusal.cite)  # what the site wrote
+    if refusal.line is not None:
         headers["X-Robotsgate-Line"] = str(refusal.line)
     text = outcomes.text(REASONS[refusal.kind], purposes=purposes, explain=refusal.explain(),
-                         license=refusal.url, line=refusal.line, robots_url=robots_url,
-                         agent=agent, server=refusal.server, error=refusal.error)
+                         license=refusal.url, where=refusal.where(robots_url), agent=agent,
+                         server=refusal.server, error=refusal.error,
+                         withheld="" if withheld is None else
+                         f"The origin's answer (HTTP {withheld}) was withheld.\n")
     return text, headers
 
 
@@ -167,15 +181,16 @@ def judge(named: Iterable[tuple[License, LicenseDocument]], urls: Collection[str
     if len(refused) == len(wanted):
         first = refused[wanted[0]]
         return LicenseRefusal("prohibited", first[1].url, first[1].line, wanted,
-                              tuple(refused[purpose][0] for purpose in wanted), first[2].sha256)
+                              tuple(refused[purpose][0] for purpose in wanted), first[2].sha256,
+                              source=first[1].source)
     if unavailable is not None:
         license, doc = unavailable
         return LicenseRefusal("unavailable", license.url, license.line, wanted,
-                              sha256=doc.sha256, error=doc.error)
+                              sha256=doc.sha256, error=doc.error, source=license.source)
     if required is not None:
         license, doc, server = required
         return LicenseRefusal("required", license.url, license.line, wanted, sha256=doc.sha256,
-                              server=server)
+                              server=server, source=license.source)
     return None
 
 

@@ -92,15 +92,17 @@ OUTCOMES: Final[dict[Reason, Outcome]] = {
         headers=("X-Robotsgate-Purposes", *_RULE, *_ROBOTS)),
     Reason.LICENSE_PROHIBITED: Outcome(
         403, "Refused by this site's licence: it does not license any purpose this bot crawls "
-             "for ({purposes}): {explain}\nlicence: {license} (robots.txt line {line}: "
-             "{robots_url})\nagent: {agent}\n",
-        when="the RSL licences the site's robots.txt names (License:) prohibit, or do not "
-             "grant, every purpose the bot declared, for this URL",
+             "for ({purposes}): {explain}\nlicence: {license} ({where})\n{withheld}"
+             "agent: {agent}\n",
+        when="the RSL licences the site names (robots.txt License:, before the origin sees "
+             "the request; a Link header or a page's <link rel=\"license\">, whose answer is "
+             "then withheld) prohibit, or do not grant, every purpose the bot declared, for "
+             "this URL",
         headers=("X-Robotsgate-Purposes", "X-Robotsgate-License", *_RULE, *_ROBOTS)),
     Reason.LICENSE_REQUIRED: Outcome(
-        403, "This site's licence ({license}, robots.txt line {line}) must be obtained from "
-             "its licence server ({server}) before this URL is used for {purposes}; this "
-             "proxy obtains no licence from a server.\nagent: {agent}\n",
+        403, "This site's licence ({license}, {where}) must be obtained from its licence "
+             "server ({server}) before this URL is used for {purposes}; this proxy obtains no "
+             "licence from a server.\n{withheld}agent: {agent}\n",
         when="the RSL licence that covers the URL names a licence server (<content server>): "
              "a licence must be obtained from it, even a free one",
         headers=("X-Robotsgate-Purposes", "X-Robotsgate-License", *_RULE, *_ROBOTS)),
@@ -137,10 +139,10 @@ OUTCOMES: Final[dict[Reason, Outcome]] = {
              "broken body) and no good copy is kept: complete disallow, for robots_error_ttl",
         headers=_ROBOTS),
     Reason.LICENSE_UNAVAILABLE: Outcome(
-        503, "The licence this site's robots.txt names ({license}, line {line}) could not be "
-             "read ({error}); it may prohibit what this bot crawls for ({purposes}), so "
-             "nothing is forwarded for those purposes until it can.\n", retry_after=60,
-        when="an RSL licence the site's robots.txt names could not be fetched (5xx, 429, "
+        503, "The licence this site names ({license}, {where}) could not be read ({error}); "
+             "it may prohibit what this bot crawls for ({purposes}), so nothing is forwarded "
+             "for those purposes until it can.\n{withheld}agent: {agent}\n", retry_after=60,
+        when="an RSL licence the site names could not be fetched (5xx, 429, "
              "timeout, DNS, TLS, a refused address) or read (an XML document past a cap, "
              "not well-formed, with a DOCTYPE), for a bot that declared purposes: for "
              "robots_error_ttl",

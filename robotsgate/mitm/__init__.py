@@ -14,6 +14,7 @@ flow.metadata (robotsgate.mitm.keys) and sharing the configuration that `Runtime
 - `Pushback`    an origin's 429/503 pauses its host; X-Robotsgate-Delay-Ms
 - `PageReader`  X-Robots-Tag, nofollow links remembered, robots_strip, TDM reservation META
 - `UsageCheck`  AI usage preferences of the response: X-Robotsgate-Usage, bodies withheld
+- `LicenseCheck` RSL licences the response names (Link header, the page's <link>): withheld
 """
 
 import inspect
@@ -27,6 +28,7 @@ from mitmproxy.proxy import layers, server_hooks  # noqa: F401  (they declare th
 from robotsgate.assemble import Clocks
 from robotsgate.mitm.decide import Decide
 from robotsgate.mitm.egress import Egress
+from robotsgate.mitm.licenses import LicenseCheck
 from robotsgate.mitm.pages import PageReader
 from robotsgate.mitm.pushback import Pushback
 from robotsgate.mitm.runtime import Runtime
@@ -56,7 +58,8 @@ class RobotsGate:
         self.parts = (self.runtime, Egress(self.runtime), Tunnels(self.runtime),
                       Decide(self.runtime), Turns(self.runtime), Sign(self.runtime),
                       Pushback(self.runtime),
-                      PageReader(self.runtime), UsageCheck(self.runtime))
+                      PageReader(self.runtime), UsageCheck(self.runtime),
+                      LicenseCheck(self.runtime))
         for hook in hooks.all_hooks:
             methods = [method for part in self.parts
                        if (method := getattr(part, hook, None)) is not None]

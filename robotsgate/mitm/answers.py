@@ -11,6 +11,7 @@ from robotsgate import outcomes
 from robotsgate.audit import AuditLog, AuditRecord, Event, timestamp
 from robotsgate.gate import Verdict
 from robotsgate.identity import AgentMap, Identity
+from robotsgate.licensing import LicenseRefusal
 from robotsgate.metrics import Metrics
 from robotsgate.mitm import keys
 from robotsgate.outcomes import Reason
@@ -102,16 +103,18 @@ class Recorder:
     def flow(self, flow: http.HTTPFlow, event: Event, reason: Reason, status: int | None,
              verdict: Verdict | None, *, page: str | None = None, error: str | None = None,
              refusal: UsageRefusal | None = None, origin_status: int | None = None,
-             signature: str | None = None, tdm_policy: str | None = None) -> None:
+             signature: str | None = None, tdm_policy: str | None = None,
+             licensed: LicenseRefusal | None = None) -> None:
         """The record of one request. Raises AuditUnwritable when it cannot be written and
         robots_audit_failure is closed. A usage refusal (`refusal`, or the verdict's) names the
-        statement that disallowed a purpose as its rule and line."""
+        statement that disallowed a purpose as its rule and line; a licence refusal (`licensed`,
+        or the verdict's), the licence's element and its License: line."""
         self.metrics.recorded(event, reason)
         req = flow.request
         entry = verdict.entry if verdict else None
         decision = verdict.decision if verdict else None
         refusal = refusal or (verdict.usage_refusal if verdict else None)
-        licensed = verdict.license_refusal if verdict else None
+        licensed = licensed or (verdict.license_refusal if verdict else None)
         rule: Rule | Statement | None = decision.rule if decision else None
         group = decision.group if decision else None
         rule_text, line = (rule.text, rule.line) if rule else (None, None)

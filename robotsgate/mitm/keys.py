@@ -6,7 +6,7 @@ flow's metadata deeply (Flow.get_state, flow.copy) and writes it as plain values
 flows (`-w`, save_stream_file), which these objects are not.
 """
 
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from mitmproxy import flow as flows
 
@@ -29,11 +29,14 @@ PRIVATE: Final = "robotsgate"
 
 
 def private(flow: flows.Flow) -> Private:
-    """The flow's Private, made on first use."""
-    found: Private | None = flow.metadata.get(PRIVATE)
-    if found is None:
-        found = flow.metadata[PRIVATE] = Private()
-    return found
+    """The flow's Private, made on first use. Asked for a dozen times per request: one line
+    once it holds something (an empty one, still falsy, is found again by setdefault)."""
+    return cast(Private, flow.metadata.get(PRIVATE) or _made(flow))
+
+
+def _made(flow: flows.Flow) -> Private:
+    made: Private = flow.metadata.setdefault(PRIVATE, Private())
+    return made
 
 
 IDENTITY: Final = "robotsgate.identity"  # who the request was decided for (identity.Identity)
@@ -50,6 +53,9 @@ USAGE_RECORDED: Final = "robotsgate.usage_recorded"  # its usage refusal is in t
 TDM_RESERVED: Final = "robotsgate.tdm_reserved"  # the page's META reserves TDM rights
 TDM_POLICY: Final = "robotsgate.tdm_policy"  # the page's META tdm-policy (TDMRep), a URL
 NO_AI: Final = "robotsgate.no_ai"  # noai, noimageai of the page's META (a tuple of names)
+LICENSE_LINKS: Final = "robotsgate.license_links"  # the page's RSL <link>s, resolved URLs
+LICENSE_JUDGED: Final = "robotsgate.license_judged"  # the Link header's licence refusal
+LICENSE_RECORDED: Final = "robotsgate.license_recorded"  # that refusal is in the audit log
 SIGNED: Final = "robotsgate.signed"  # whether Web Bot Auth signing was decided for it
 PACED: Final = "robotsgate.paced"  # (start, interval) of its slot, until it takes its turn
 LIVE: Final = "robotsgate.live"  # the configuration the flow is decided with (runtime.Live)

@@ -13,6 +13,7 @@ from robotsgate.mitm.answers import AuditUnwritable, answer, retry_after
 from robotsgate.mitm.headers import ResponseHeaders, set_headers
 from robotsgate.mitm.runtime import Live, Runtime
 from robotsgate.outcomes import Reason
+from robotsgate.pages.license_links import page_licenses
 
 logger = logging.getLogger(__name__)
 
@@ -59,6 +60,9 @@ class PageReader:
             flow.metadata[keys.TDM_POLICY] = result.signals.tdm_policy  # for the audit
         if result.signals.no_ai:
             flow.metadata[keys.NO_AI] = result.signals.no_ai  # for robotsgate.mitm.usage
+        if result.signals.licenses and keys.private(flow).get(keys.PURPOSES):
+            # For robotsgate.mitm.licenses: judged for the bot's purposes.
+            flow.metadata[keys.LICENSE_LINKS] = page_licenses(result.signals, req.url)
         # The origin's own X-Robots-Tag headers are replaced: the one value carries everything
         # they said for this agent, together with the page's META and nothing for other agents.
         set_headers(response.headers, [(b"X-Robots-Tag", result.x_robots_tag.encode(

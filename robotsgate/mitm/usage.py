@@ -64,7 +64,7 @@ class UsageCheck:
         be used for. What the page itself says (TDM META) is added at `response`, when the body
         is read whole."""
         response = flow.response
-        if response is None or not _judged(flow, response):
+        if response is None or not origin_answer(flow, response):
             return
         stated = _Stated.of(response)
         keys.private(flow)[keys.USAGE_STATED] = stated
@@ -77,14 +77,14 @@ class UsageCheck:
         if self.runtime.of(flow).settings.monitor:
             self._record(flow, verdict, refusal, response.status_code)
             return
-        if response.stream or _may_stream_late(response, self.runtime.of(flow).stream_bodies):
+        if response.stream or may_stream_late(response, self.runtime.of(flow).stream_bodies):
             self._record(flow, verdict, refusal, response.status_code)
             flow.kill()  # a refusal: the body must not reach the bot
         # Otherwise withheld at `response`, once the body is in: a 403 that says why.
 
     def response(self, flow: http.HTTPFlow) -> None:
         response = flow.response
-        if response is None or response.stream or not _judged(flow, response):
+        if response is None or response.stream or not origin_answer(flow, response):
             return
         tdm_meta = bool(flow.metadata.get(keys.TDM_RESERVED))
         no_ai_meta: tuple[str, ...] = flow.metadata.get(keys.NO_AI, ())
@@ -216,13 +216,13 @@ class _Stated:
         return cls(tuple(lines), tdm, tuple(robots_tags), image, policy)
 
 
-def _judged(flow: http.HTTPFlow, response: http.Response) -> bool:
+def origin_answer(flow: http.HTTPFlow, response: http.Response) -> bool:
     """Whether the response is the origin's answer to a decided request."""
     return not (flow.metadata.get(keys.ANSWERED) or flow.error is not None or
                 response.status_code == 101 or keys.VERDICT not in keys.private(flow))
 
 
-def _may_stream_late(response: http.Response, stream_bodies: bool) -> bool:
+def may_stream_late(response: http.Response, stream_bodies: bool) -> bool:
     """Whether mitmproxy may switch this body to streaming once it has begun (a body of unknown
     length, with stream_large_bodies set): its headers would then leave before `response`."""
     return stream_bodies and "content-length" not in response.headers

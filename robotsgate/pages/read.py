@@ -58,12 +58,13 @@ def can_have_signals(body: bytes, content_type: str | None, agents: Iterable[str
             b"\x1b" in body:  # ESC: an ISO-2022 escape, wherever the charset was declared
         return True
     # Every signal a page can carry names "robots" (META robots, section tags), one of the
-    # agent's names (its own META) or "tdm-reservation"; a character reference could spell
-    # any of them, so "&#" counts too. Lower-casing once and plain substring tests is many
-    # times faster than one case-insensitive regular expression, which gets no fast scan for
-    # its literals.
+    # agent's names (its own META), "tdm-reservation" or "rsl+xml" (a licence's <link>); a
+    # character reference could spell any of them, so "&#" counts too. Lower-casing once and
+    # plain substring tests is many times faster than one case-insensitive regular expression,
+    # which gets no fast scan for its literals.
     lowered = body.lower()
-    if b"robots" in lowered or b"&#" in lowered or b"tdm-reservation" in lowered:
+    if b"robots" in lowered or b"&#" in lowered or b"tdm-reservation" in lowered or \
+            b"rsl+xml" in lowered:
         return True
     for agent in agents:
         if agent and agent.isascii() and agent.lower().encode("ascii") in lowered:
@@ -118,5 +119,6 @@ def read_page(page: bytes | HtmlText, *, now: float, content_type: str | None = 
         links_read=links, may_have_sections=page_tree.saw_section_tag,
         tdm_reserved=tdm_reserved, tdm_policy=tdm_policy if tdm_reserved else None,
         no_ai=tuple(name for name in reading.no_ai if name not in said_by_header),
+        licenses=page_tree.licenses,
         charset=html.charset, truncated=html.truncated,
         warnings=tuple(warnings))

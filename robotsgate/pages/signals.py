@@ -60,6 +60,9 @@ class PageSignals:
     # noai, noimageai said by the page's META for this agent (and not already by its
     # X-Robots-Tag, which robotsgate.mitm.usage reads at the headers): read as train-ai=n.
     no_ai: tuple[str, ...] = ()
+    # <link rel="license" type="application/rsl+xml" href> in the head, as written: where the
+    # page says its RSL licence is (robotsgate.licensing judges it for the bot's purposes).
+    licenses: tuple[str, ...] = ()
     charset: str = "utf-8"
     truncated: bool = False
     warnings: tuple[PageWarning, ...] = ()

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from robotsgate.pages.directives import Directives, read_directives
+from robotsgate.pages.license_links import is_rsl_link
 from robotsgate.pages.signals import Link, PageWarning, Section
 
 # Section tags nested deeper than this are ignored (with a warning): a hostile page must not make
@@ -51,6 +52,7 @@ class TreeReading:
     sections: tuple[Section, ...]
     saw_section_tag: bool  # head only: the page may have section tags (False: it has none)
     warnings: tuple[PageWarning, ...]
+    licenses: tuple[str, ...] = ()  # <link rel="license" type="application/rsl+xml"> hrefs
 
 
 def parse(text: str, *, scripting: bool = False) -> LexborHTMLParser:
@@ -92,7 +94,20 @@ def read_tree(text: str, agents: frozenset[str], *, links: bool) -> TreeReading:
     warnings.extend(walk.warnings)
     return TreeReading(tuple(metas), base, tuple(walk.links),
                        tuple(sorted(walk.sections, key=lambda section: section.line)),
-                       saw_section_tag, tuple(warnings))
+                       saw_section_tag, tuple(warnings), _licenses(tree))
+
+
+def _licenses(tree: LexborHTMLParser) -> tuple[str, ...]:
+    """The hrefs of the head's links to RSL licences (license_links), in page order, each once:
+    `license` is no body-ok relation, so a link in the body is not the page's."""
+    found: dict[str, None] = {}
+    for node in tree.css("link[rel][href]"):
+        attrs = node.attrs
+        href = attrs.get("href")
+        if href is not None and is_rsl_link(attrs.get("rel"), attrs.get("type")) and \
+                _in_head(node):
+            found[_clean_url(href)] = None
+    return tuple(found)
 
 
 def _head_tree(text: str) -> LexborHTMLParser:

@@ -93,8 +93,8 @@ def _sitemaps(content: bytes) -> list[Finding]:
 def _licenses(robots: RobotsTxt) -> list[Finding]:
     """RSL: a License line names a licence document by its full URL (it may be on another
     host); one that is not a URL names nothing a crawler can fetch."""
-    return [Finding(license.line, "license", f"License {license.url!r} is not a full URL "
-                                             f"(RSL 1.0: https://...)")
+    return [Finding(license.line or 0, "license",  # robots.txt's always have a line
+                    f"License {license.url!r} is not a full URL (RSL 1.0: https://...)")
             for license in robots.licenses
             if not license.url.lower().startswith(("https://", "http://"))]
 

@@ -110,6 +110,7 @@ __all__ = [
     "Grant",
     "License",
     "LicenseElement",
+    "LicenseSource",
     "RslDocument",
     "Ruling",
     "Terms",
@@ -159,12 +160,19 @@ _DEFAULT_PORTS = {"http": 80, "https": 443}
 _RFC9309 = reading_of("rfc9309")
 
 
+# Where a site names a licence: a robots.txt `License:` line, an answer's `Link` header field, a
+# page's `<link rel="license">`.
+LicenseSource = Literal["robots.txt", "link-header", "html-link"]
+
+
 @dataclass(frozen=True, slots=True)
 class License:
-    """One robots.txt `License:` line: the URL as written, and its line."""
+    """Where a site names an RSL licence: the URL as written (resolved, for a page's), and the
+    robots.txt line."""
 
     url: str
-    line: int  # 1-based
+    line: int | None  # 1-based, in robots.txt; None: named by a page or its answer
+    source: LicenseSource = "robots.txt"
 
 
 def covers(token: str, purpose: str) -> bool:

@@ -10,7 +10,7 @@ import hashlib
 from collections.abc import Callable
 from pathlib import Path
 
-from .clients import curl
+from .clients import curl, httpx_call
 from .origins import Origin
 from .proxy import Proxy
 
@@ -155,3 +155,79 @@ def test_with_licences_off_none_is_fetched(
     assert curl(gate, site.url("/articles/1"),
                 headers={"User-Agent": "TrainBot/1.0"}).status == 200
     assert not site.saw("/license.xml")
+
+
+# -- licences an answer names -----------------------------------------------------------------
+
+PAGE_LICENSE = b"""<rsl xmlns="https://rslstandard.org/rsl">
+  <content url="/">
+    <license><prohibits type="usage">ai-all</prohibits></license>
+  </content>
+</rsl>
+"""
+LINK = '</page-license.xml>; rel="license"; type="application/rsl+xml"'
+
+
+def test_a_link_header_licence_withholds_the_answer_from_a_training_bot(
+        origin: OriginFactory, proxy: ProxyFactory) -> None:
+    site = origin(robots="User-agent: *\nAllow: /\n")  # no License: line at all
+    site.route("/page-license.xml", body=PAGE_LICENSE, headers=RSL)
+    site.route("/story", body="the story", headers={"Link": f'</about>; rel="author", {LINK}'})
+    gate = proxy(robots_purposes=BOTS)
+
+    refused = curl(gate, site.url("/story"), headers={"User-Agent": "TrainBot/1.0"})
+    assert refused.status == 403
+    assert refused.header("X-Robotsgate-Reason") == "license-prohibited"
+    assert refused.header("X-Robotsgate-License") == site.url("/page-license.xml")
+    assert refused.header("X-Robotsgate-Line") is None  # not robots.txt's
+    assert "named by the answer's Link header" in refused.text
+    assert "The origin's answer (HTTP 200) was withheld." in refused.text
+    assert "the story" not in refused.text
+
+    # ai-all covers no search: the search bot gets the page.
+    search = curl(gate, site.url("/story"), headers={"User-Agent": "SearchBot/1.0"})
+    assert (search.status, search.text) == (200, "the story")
+
+    [record] = [r for r in gate.audit() if r["reason"] == "license-prohibited"]
+    assert (record["event"], record["status"], record["origin_status"]) == ("withheld", 403, 200)
+    assert record["license"] == site.url("/page-license.xml") and record["line"] is None
+    assert record["rule"].endswith('<prohibits type="usage"> ai-all')
+    assert [s.user_agent for s in site.seen if s.path == "/page-license.xml"] == ["robotsgate"]
+
+
+def test_a_pages_link_element_licence_withholds_it(
+        origin: OriginFactory, proxy: ProxyFactory) -> None:
+    site = origin(robots="User-agent: *\nAllow: /\n")
+    site.route("/licences/page.xml", body=PAGE_LICENSE, headers=RSL)
+    page = ('<!doctype html><html><head><base href="/licences/"><title>t</title>'
+            '<link rel="license" type="application/rsl+xml" href="page.xml"></head>'
+            '<body>the story</body></html>')
+    site.route("/story", body=page, headers={"Content-Type": "text/html; charset=utf-8"})
+    gate = proxy(robots_purposes=BOTS)
+
+    refused = curl(gate, site.url("/story"), headers={"User-Agent": "TrainBot/1.0"})
+    assert refused.status == 403
+    assert refused.header("X-Robotsgate-Reason") == "license-prohibited"
+    assert refused.header("X-Robotsgate-License") == site.url("/licences/page.xml")
+    assert '<link rel="license">' in refused.text and "the story" not in refused.text
+    # A bot without purposes gets the page, and no licence is fetched for it.
+    plain = curl(gate, site.url("/story"), headers={"User-Agent": "PlainBot/1.0"})
+    assert plain.status == 200 and "the story" in plain.text
+    assert site.count("/licences/page.xml") == 1
+
+
+def test_a_streamed_body_whose_link_licence_refuses_it_never_reaches_the_bot(
+        origin: OriginFactory, proxy: ProxyFactory) -> None:
+    site = origin(robots="User-agent: *\nAllow: /\n")
+    site.route("/page-license.xml", body=PAGE_LICENSE, headers=RSL)
+    secret = b"secret text " * 20_000  # 240 KB: streamed past stream_large_bodies
+    site.route("/big", body=secret, headers={"Link": LINK})
+    gate = proxy(robots_purpose="train-ai", stream_large_bodies="10k")
+    try:
+        refused = httpx_call(gate, site.url("/big"))
+    except Exception as exc:  # the connection is cut: what a refusal mid-stream looks like
+        assert "secret" not in str(exc)
+    else:
+        assert refused.status != 200 and "secret text" not in refused.text, refused.status
+    [record] = [r for r in gate.audit() if r["reason"] == "license-prohibited"]
+    assert record["event"] == "withheld" and record["origin_status"] == 200

@@ -1,0 +1,138 @@
+"""RSL licences that an answer names: its `Link` header field, or its page's `<link
+rel="license" type="application/rsl+xml">` (robotsgate.pages.license_links).
+
+The licences robots.txt names were judged at the request (robotsgate.gate). An answer may name
+more, for itself: they are judged here, by the same service (robotsgate.licensing: fetched as
+the proxy, kept, failing closed), for the purposes the bot declared, and the answer withheld
+when they refuse it, as a usage preference withholds one (robotsgate.mitm.usage): 403
+license-prohibited or license-required, 503 license-unavailable, audited with the origin's
+status. The Link header is judged at the headers: a body mitmproxy streams, or may stream once
+it has begun, is cut off when refused. A page's `<link>` is judged once its body is in (a
+streamed body is not read: its Link header is what counts).
+
+Only a bot that declared purposes waits for any of this; for the others each hook returns at
+its first test.
+"""
+
+import logging
+from collections.abc import Awaitable
+
+import ada_url
+from mitmproxy import http
+
+from robotsgate.audit import Event
+from robotsgate.gate import Verdict
+from robotsgate.licensing import REASONS, LicenseRefusal, Licensing, license_answer
+from robotsgate.mitm import keys
+from robotsgate.mitm.answers import AuditUnwritable, answer
+from robotsgate.mitm.runtime import Runtime
+from robotsgate.mitm.usage import may_stream_late, origin_answer
+from robotsgate.pages.license_links import rsl_links
+from robotsgate.protocol.rsl import License, LicenseSource
+from robotsgate.purposes import Purposes
+
+logger = logging.getLogger(__name__)
+
+
+class LicenseCheck:
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+
+    def responseheaders(self, flow: http.HTTPFlow) -> Awaitable[None] | None:
+        # A plain function: an answer to a bot without purposes, or without a Link header that
+        # names an RSL licence, costs no coroutine.
+        response = flow.response
+        if response is None or not keys.private(flow).get(keys.PURPOSES):
+            return None
+        urls = _linked(flow, response)
+        return self._headers(flow, urls) if urls else None
+
+    def response(self, flow: http.HTTPFlow) -> Awaitable[None] | None:
+        private = keys.private(flow)
+        if not private.get(keys.PURPOSES) or (private.get(keys.LICENSE_JUDGED) is None and
+                                              not flow.metadata.get(keys.LICENSE_LINKS)):
+            return None
+        return self._body(flow)
+
+    async def _headers(self, flow: http.HTTPFlow, urls: tuple[str, ...]) -> None:
+        response = flow.response
+        live = self.runtime.of(flow)
+        licensing = live.services.licensing
+        if response is None or licensing is None or not origin_answer(flow, response):
+            return
+        refusal = await self._judge(flow, licensing, urls, "link-header")
+        if refusal is None:
+            return
+        keys.private(flow)[keys.LICENSE_JUDGED] = refusal
+        if live.settings.monitor:
+            self._record(flow, refusal, response.status_code)
+        elif response.stream or may_stream_late(response, live.stream_bodies):
+            self._record(flow, refusal, response.status_code)
+            flow.kill()  # a refusal: the body must not reach the bot
+        # Otherwise withheld at `response`, once the body is in: an answer that says why.
+
+    async def _body(self, flow: http.HTTPFlow) -> None:
+        response = flow.response
+        live = self.runtime.of(flow)
+        licensing = live.services.licensing
+        if response is None or response.stream or licensing is None or \
+                not origin_answer(flow, response):
+            return
+        refusal: LicenseRefusal | None = keys.private(flow).get(keys.LICENSE_JUDGED)
+        if refusal is None:
+            linked: tuple[str, ...] = flow.metadata.get(keys.LICENSE_LINKS, ())
+            refusal = await self._judge(flow, licensing, linked, "html-link")
+            if refusal is None:
+                return
+        status = response.status_code
+        self._record(flow, refusal, status)
+        if live.settings.monitor:
+            return
+        verdict: Verdict = keys.private(flow)[keys.VERDICT]
+        text, headers = license_answer(refusal, agent=verdict.agent,
+                                       robots_url=verdict.robots_url, withheld=status)
+        if refusal.kind == "unavailable":
+            headers["Retry-After"] = str(licensing.error_ttl)
+        answer(flow, REASONS[refusal.kind], text, headers, verdict)
+
+    async def _judge(self, flow: http.HTTPFlow, licensing: Licensing, urls: tuple[str, ...],
+                     source: LicenseSource) -> LicenseRefusal | None:
+        purposes: Purposes = keys.private(flow)[keys.PURPOSES]
+        named = tuple(License(url, None, source) for url in urls)
+        return await licensing.judge(named, [flow.request.url], purposes)
+
+    def _record(self, flow: http.HTTPFlow, refusal: LicenseRefusal, origin_status: int) -> None:
+        """Once per answer: on its headers, or on its body."""
+        if flow.metadata.get(keys.LICENSE_RECORDED):
+            return
+        flow.metadata[keys.LICENSE_RECORDED] = True
+        live = self.runtime.of(flow)
+        # Never "block": the request did reach the origin; its answer is what is withheld.
+        event: Event = "would-block" if live.settings.monitor else "withheld"
+        verdict: Verdict = keys.private(flow)[keys.VERDICT]
+        reason = REASONS[refusal.kind]
+        try:
+            live.recorder.flow(flow, event, reason, 503 if refusal.kind == "unavailable" else 403,
+                               verdict, origin_status=origin_status, licensed=refusal)
+        except AuditUnwritable:
+            # robots_audit_failure=closed: withheld all the same, since unrecorded is worse
+            # than refused.
+            logger.error("robotsgate: a licence refusal of %s could not be recorded",
+                         flow.request.pretty_url)
+
+
+def _linked(flow: http.HTTPFlow, response: http.Response) -> tuple[str, ...]:
+    """The RSL licences the answer's Link header fields name, resolved against the request's
+    URL (their context, RFC 8288 §3.2)."""
+    found: dict[str, None] = {}
+    base = flow.request.url
+    for name, value in response.headers.fields:
+        # A length and a cheap test first: most answers have no Link naming an RSL licence.
+        if len(name) != 4 or name.lower() != b"link" or b"rsl" not in value.lower():
+            continue
+        for reference in rsl_links(value.decode("latin-1")):
+            try:
+                found[ada_url.join_url(base, reference)] = None
+            except ValueError:
+                continue  # no URL: nothing to fetch
+    return tuple(found)
