@@ -25,6 +25,7 @@ from robotsgate.fetch import Fetcher
 from robotsgate.gate import Gate, GateConfig
 from robotsgate.httpsig import Signer
 from robotsgate.identity import AgentMap
+from robotsgate.license_servers import parse_credentials
 from robotsgate.licensing import Licensing
 from robotsgate.metrics import Metrics
 from robotsgate.options import Settings, parse_profiles
@@ -141,9 +142,13 @@ def services(settings: Settings, upstream: Upstream, clocks: Clocks, metrics: Me
                           contact=settings.contact)
     licensing = None
     if settings.licenses == "enforce":
+        try:
+            credentials = parse_credentials(settings.license_credentials)
+        except ValueError as exc:
+            raise ValueError(f"robots_license_credentials: {exc}") from None
         licensing = Licensing(fetcher, clocks.clock, cache_ttl=settings.cache_ttl,
                               error_ttl=settings.error_ttl, contact=settings.contact,
-                              archive=archive)
+                              archive=archive, credentials=credentials)
     gate = Gate(gate_config(settings), store, retrieval, clocks.clock, politeness.pacing,
                 metrics=metrics, licensing=licensing)
     return Services(gate, fetcher, fleet, politeness, resolver, licensing)

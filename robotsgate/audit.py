@@ -33,8 +33,10 @@ from robotsgate.signing import SigningKey
 # tunnel: a CONNECT the proxy lets through without seeing inside (mitmproxy ignore_hosts);
 # cut: a forwarded request whose answer the proxy stopped (a 101 to a protocol it cannot read);
 # signature: a forwarded request not signed as the proxy signs (Web Bot Auth): the bot's own
-#   signature left in place, or a request sent again, signed, because the origin asked.
-Event = Literal["block", "would-block", "withheld", "delay", "tunnel", "cut", "signature"]
+#   signature left in place, or a request sent again, signed, because the origin asked;
+# license: a request sent again with a new licence, because the origin refused the one it had.
+Event = Literal["block", "would-block", "withheld", "delay", "tunnel", "cut", "signature",
+                "license"]
 
 
 def _doc(text: str, default: Any = MISSING) -> Any:
@@ -52,7 +54,8 @@ class AuditRecord:
         "in strip mode); delay for a request forwarded after a wait; tunnel for a CONNECT let "
         "through unseen; cut for a forwarded request whose answer the proxy stopped (a 101 to "
         "a protocol it cannot read); signature for a request forwarded with the bot's own Web "
-        "Bot Auth signature, or sent again signed because the origin asked")
+        "Bot Auth signature, or sent again signed because the origin asked; license for a request "
+        "sent again with a new licence because the origin refused the one it carried")
     reason: Reason = _doc("why (see Reasons)")
     status: int | None = _doc(
         "what the proxy answered (or would have); null when it forwarded")

@@ -166,6 +166,31 @@ class Fetcher:
         async with self._turns:  # the queue is the proxy's: not timed
             return await self._fetch(robots_url, user_agent, limit, accept)
 
+    async def post_form(self, url: str, form: dict[str, str], *, basic: tuple[str, str],
+                        user_agent: str, limit: int = 64 * 1024) -> FetchResult:
+        """An HTML form POSTed with HTTP Basic credentials (an OAuth 2.0 token request), under
+        the same egress policy, turns and timeouts as every fetch; never a redirect followed
+        (a credential is for the URL it was configured for). Never raises for network or
+        server trouble: outcome "unreachable", with the error in words."""
+        async with self._turns:
+            try:
+                async with asyncio.timeout(self._timeout * 2):
+                    async with self._client.stream(
+                            "POST", url, data=form, auth=basic,
+                            headers={"User-Agent": user_agent,
+                                     "Accept": "application/json"}) as response:
+                        body = await _read_capped(response, limit)
+                        return FetchResult(classify(response.status_code), url, url,
+                                           response.status_code, body,
+                                           tuple(response.headers.multi_items()),
+                                           error=f"HTTP {response.status_code}")
+            except TimeoutError:
+                return FetchResult("unreachable", url, url, None,
+                                   error=f"timed out after {self._timeout * 2:g} s")
+            except (httpx.HTTPError, OSError, ssl.SSLError, ValueError) as exc:
+                return FetchResult("unreachable", url, url, None,
+                                   error=describe(exc, url, self._timeout))
+
     async def _fetch(self, robots_url: str, user_agent: str, limit: int,
                      accept: str) -> FetchResult:
         try:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from robotsgate.licensing import REASONS as LICENSE_REASONS
-from robotsgate.licensing import LicenseRefusal, Licensing
+from robotsgate.licensing import LicenseRefusal, LicenseToken, Licensing
 from robotsgate.metrics import Metrics
 from robotsgate.origin import Origin
 from robotsgate.outcomes import Reason, status
@@ -72,6 +72,9 @@ class Verdict:
     usage_refusal: UsageRefusal | None = None  # reason usage-preference: why
     # license-prohibited, license-required, license-unavailable: why (robotsgate.licensing)
     license_refusal: LicenseRefusal | None = None
+    # A licence obtained from the licence server the site's RSL names: the request leaves with
+    # `Authorization: License <token>` (robotsgate.mitm.decide).
+    license_token: LicenseToken | None = None
 
     @property
     def status(self) -> int | None:
@@ -159,7 +162,9 @@ class Gate:
             if equivalent != request.path:
                 urls.append(origin.key + equivalent)
             found = await self._licensing.judge(robots.licenses, urls, request.purposes)
-            if found is not None:
+            if isinstance(found, LicenseToken):
+                verdict = replace(verdict, license_token=found)
+            elif found is not None:
                 unavailable = found.kind == "unavailable"
                 return replace(verdict, action="unavailable" if unavailable else "block",
                                reason=LICENSE_REASONS[found.kind], license_refusal=found,

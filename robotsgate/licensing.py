@@ -32,17 +32,34 @@ What is decided (judge), over every document named, for the request's URL:
   403 license-prohibited, citing the document, its element and the robots.txt line naming it;
 - else, a document unavailable: 503 license-unavailable;
 - else, a licence that applies names a licence server (`<content server=...>`: "clients must
-  obtain a license for this asset, even if the license is free"): 403 license-required, since
-  the proxy obtains no licence from a server;
+  obtain a license for this asset, even if the license is free"): one is obtained, when the
+  operator gave credentials for that server (robots_license_credentials), and the request
+  leaves with `Authorization: License <token>` in place of any the bot sent; otherwise 403
+  license-required (no credentials, the server refused them or the licence: its OAuth error
+  is named) or 503 license-unavailable (the server could not be reached);
 - else forwarded. A purpose the licences do not speak of is not refused for it.
+
+Licence servers (the Open License Protocol, an OAuth 2.0 extension): a token is asked of
+`{server}/token` (the server as the operator configured it; never a redirect), with the
+client's credentials as HTTP Basic, `grant_type=rsl`, `resource` (the covering `<content>`'s
+url, made absolute: one licence per content, not per page) and `license` (the `<license>`
+element asked under: the first that grants one of the bot's purposes). The answer's
+`access_token` must be a token68 (it goes into a header as it is); `expires_in` (else
+TOKEN_TTL, at most robots_cache_ttl) bounds its use, less TOKEN_MARGIN. A failure is remembered
+for robots_error_ttl. Requests go by the same fetcher, so under the egress policy, as the proxy.
+An origin that answers 401 with `WWW-Authenticate: License` drops the token (forget), and the
+request is sent once more with a new one (robotsgate.mitm.licenses).
 """
 
 import asyncio
 import hashlib
+import json
 import logging
-from collections.abc import Callable, Collection, Iterable
-from dataclasses import dataclass
+import re
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Literal, Protocol
+from urllib.parse import urljoin
 
 import cachetools
 
@@ -50,6 +67,7 @@ from robotsgate import outcomes
 from robotsgate.archive import RobotsArchive
 from robotsgate.escape import escaped
 from robotsgate.fetch import FetchResult, fetch_user_agent
+from robotsgate.license_servers import Credentials, server_key
 from robotsgate.outcomes import Reason
 from robotsgate.protocol.rsl import (
     MAX_BYTES,
@@ -58,6 +76,7 @@ from robotsgate.protocol.rsl import (
     LicenseSource,
     RslDocument,
     Ruling,
+    Terms,
     evaluate,
     read_rsl,
 )
@@ -73,6 +92,67 @@ Kind = Literal["ok", "missing", "unavailable"]
 class LicenseFetcher(Protocol):
     async def fetch(self, robots_url: str, user_agent: str | None = None, *,
                     limit: int = ..., accept: str = ...) -> FetchResult: ...
+
+    async def post_form(self, url: str, form: dict[str, str], *, basic: tuple[str, str],
+                        user_agent: str, limit: int = ...) -> FetchResult: ...
+
+
+# -- licence servers --------------------------------------------------------------------------
+
+TOKEN_TTL = 300  # seconds a token is used when its server says nothing of its lifetime
+TOKEN_MARGIN = 30  # a token is asked for again this long before it expires
+_TOKEN68 = re.compile(r"[A-Za-z0-9\-._~+/]+=*")  # RFC 9110 §11.2: what a credential may be
+
+
+@dataclass(frozen=True, slots=True)
+class LicenseToken:
+    """A licence obtained from a licence server: presented as `Authorization: License ...`."""
+
+    value: str = field(repr=False)
+    server: str
+    resource: str
+    expires_at: float
+
+    @property
+    def header(self) -> str:
+        return f"License {self.value}"
+
+
+@dataclass(frozen=True, slots=True)
+class _NoToken:
+    """A token request that failed, remembered for error_ttl."""
+
+    kind: Literal["required", "unavailable"]  # refused by the server; or not reached
+    error: str
+    expires_at: float
+
+
+def _token_of(result: FetchResult, server: str, resource: str, now: float,
+              cache_ttl: int, error_ttl: int) -> "LicenseToken | _NoToken":
+    """What a licence server's answer to a token request means (RFC 6749 §5.1, §5.2)."""
+    if result.status is None or result.outcome == "unreachable":
+        return _NoToken("unavailable", f"licence server {server}: {result.error}",
+                        now + error_ttl)
+    try:
+        answer = json.loads(result.body)
+    except ValueError:
+        answer = None
+    if not isinstance(answer, dict):
+        return _NoToken("required" if result.status < 500 else "unavailable",
+                        f"licence server {server}: HTTP {result.status}, not a JSON object",
+                        now + error_ttl)
+    if result.status != 200:
+        error = answer.get("error")
+        said = f"{error}" if isinstance(error, str) else f"HTTP {result.status}"
+        return _NoToken("required", f"licence server {server} refused the licence: "
+                                    f"{escaped(said[:200])}", now + error_ttl)
+    value = answer.get("access_token")
+    if not isinstance(value, str) or not _TOKEN68.fullmatch(value):
+        return _NoToken("required", f"licence server {server}: no usable access_token",
+                        now + error_ttl)
+    lifetime = answer.get("expires_in")
+    seconds = lifetime if isinstance(lifetime, int) and lifetime > 0 else TOKEN_TTL
+    return LicenseToken(value, server, resource, now + min(seconds, cache_ttl))
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +182,10 @@ class LicenseRefusal:
     server: str | None = None  # required: the licence server named
     error: str | None = None  # unavailable: why
     source: LicenseSource = "robots.txt"  # where the site named it
+    # required: the asset a licence is asked for (the covering <content>'s url, made absolute)
+    # and the <license> element asked under (what the Open License Protocol sends).
+    resource: str | None = None
+    license_xml: str = ""
 
     def where(self, robots_url: str) -> str:
         """Where the site named the licence, in words."""
@@ -144,7 +228,7 @@ def license_answer(refusal: LicenseRefusal, *, agent: str, robots_url: str,
         headers["X-Robotsgate-Line"] = str(refusal.line)
     text = outcomes.text(REASONS[refusal.kind], purposes=purposes, explain=refusal.explain(),
                          license=refusal.url, where=refusal.where(robots_url), agent=agent,
-                         server=refusal.server, error=refusal.error,
+                         server=refusal.server, error=refusal.error or "not obtained",
                          withheld="" if withheld is None else
                          f"The origin's answer (HTTP {withheld}) was withheld.\n")
     return text, headers
@@ -158,7 +242,7 @@ def judge(named: Iterable[tuple[License, LicenseDocument]], urls: Collection[str
     wanted = tuple(sorted(purposes))
     refused: dict[str, tuple[Ruling, License, LicenseDocument]] = {}
     unavailable: tuple[License, LicenseDocument] | None = None
-    required: tuple[License, LicenseDocument, str] | None = None
+    required: tuple[License, LicenseDocument, tuple[str, str, str]] | None = None
     for license, doc in named:
         if doc.kind == "unavailable":
             unavailable = unavailable or (license, doc)
@@ -177,7 +261,7 @@ def judge(named: Iterable[tuple[License, LicenseDocument]], urls: Collection[str
                                           ruling.answer is Grant.PROHIBITED):
                         refused[ruling.purpose] = (ruling, license, doc)
             if terms.servers and required is None:
-                required = (license, doc, terms.servers[0])
+                required = (license, doc, _asked_under(terms, wanted, url))
     if len(refused) == len(wanted):
         first = refused[wanted[0]]
         return LicenseRefusal("prohibited", first[1].url, first[1].line, wanted,
@@ -188,10 +272,24 @@ def judge(named: Iterable[tuple[License, LicenseDocument]], urls: Collection[str
         return LicenseRefusal("unavailable", license.url, license.line, wanted,
                               sha256=doc.sha256, error=doc.error, source=license.source)
     if required is not None:
-        license, doc, server = required
+        license, doc, (server, resource, xml) = required
         return LicenseRefusal("required", license.url, license.line, wanted, sha256=doc.sha256,
-                              server=server, source=license.source)
+                              server=server, source=license.source, resource=resource,
+                              license_xml=xml)
     return None
+
+
+def _asked_under(terms: Terms, purposes: Collection[str], url: str) -> tuple[str, str, str]:
+    """(licence server, resource, <license> XML) for a licence to be obtained: the most
+    specific <content> that names a server, the url it covers made absolute against the
+    request's, and its first <license> that grants one of `purposes` (else its first)."""
+    content = next(content for content in terms.contents if content.server)
+    elements = content.licenses
+    chosen = next((element for element in elements
+                   if any(element.grants(purpose) is not None for purpose in purposes)),
+                  elements[0] if elements else None)
+    return (content.server or "", urljoin(url, content.url),
+            chosen.xml if chosen is not None else "")
 
 
 def fetchable(url: str) -> bool:
@@ -211,7 +309,8 @@ class Licensing:
 
     def __init__(self, fetcher: LicenseFetcher, clock: Callable[[], float], *,
                  cache_ttl: int = 86_400, error_ttl: int = 60, contact: str = "",
-                 archive: RobotsArchive | None = None, size: int = DOCUMENTS) -> None:
+                 archive: RobotsArchive | None = None, size: int = DOCUMENTS,
+                 credentials: Mapping[str, Credentials] | None = None) -> None:
         self._fetcher = fetcher
         self._clock = clock
         self._cache_ttl = cache_ttl
@@ -221,6 +320,11 @@ class Licensing:
         self._kept: cachetools.LRUCache[str, LicenseDocument] = cachetools.LRUCache(size)
         self._inflight: dict[str, asyncio.Task[LicenseDocument]] = {}
         self.fetches = 0  # documents fetched, for tests
+        self._credentials = dict(credentials or {})
+        self._tokens: cachetools.LRUCache[tuple[str, str], LicenseToken | _NoToken] = \
+            cachetools.LRUCache(size * 4)
+        self._asking: dict[tuple[str, str], asyncio.Task[LicenseToken | _NoToken]] = {}
+        self.token_requests = 0  # for tests
 
     @property
     def error_ttl(self) -> int:
@@ -228,10 +332,64 @@ class Licensing:
         return self._error_ttl
 
     async def judge(self, licenses: tuple[License, ...], urls: Collection[str],
-                    purposes: Collection[str]) -> LicenseRefusal | None:
+                    purposes: Collection[str]) -> LicenseRefusal | LicenseToken | None:
+        """The refusal, or the licence to present (a licence server named, and obtained), or
+        None: nothing to do."""
         named = [(license, await self.document(license.url))
                  for license in _distinct(licenses)]
-        return judge(named, urls, purposes)
+        found = judge(named, urls, purposes)
+        if found is None or found.kind != "required" or found.server is None:
+            return found
+        credentials = self._credentials.get(server_key(found.server))
+        if credentials is None:
+            return replace(found, error="no credentials for this licence server "
+                                        "(robots_license_credentials)")
+        token = await self._token(found.server, found.resource or "", found.license_xml,
+                                  credentials)
+        if isinstance(token, LicenseToken):
+            return token
+        return replace(found, kind=token.kind, error=token.error)
+
+    def forget(self, token: LicenseToken) -> None:
+        """A token the origin would not take (401, WWW-Authenticate: License): the next
+        request asks for another."""
+        key = (server_key(token.server), token.resource)
+        if self._tokens.get(key) == token:
+            del self._tokens[key]
+
+    async def _token(self, server: str, resource: str, xml: str,
+                     credentials: Credentials) -> LicenseToken | _NoToken:
+        key = (server_key(server), resource)
+        kept = self._tokens.get(key)
+        margin = TOKEN_MARGIN if isinstance(kept, LicenseToken) else 0
+        if kept is not None and kept.expires_at - margin > self._clock():
+            return kept
+        task = self._asking.get(key)
+        if task is None:
+            task = asyncio.create_task(self._ask(key, server, resource, xml, credentials))
+            self._asking[key] = task
+            task.add_done_callback(lambda _: self._asking.pop(key, None))
+        return await asyncio.shield(task)
+
+    async def _ask(self, key: tuple[str, str], server: str, resource: str, xml: str,
+                   credentials: Credentials) -> LicenseToken | _NoToken:
+        """The Open License Protocol's token request: POST {server}/token, the client's
+        credentials as HTTP Basic (RFC 6749 §2.3.1), grant type rsl, the <license> asked under
+        and the resource."""
+        self.token_requests += 1
+        form = {"grant_type": "rsl", "resource": resource}
+        if xml:
+            form["license"] = xml
+        result = await self._fetcher.post_form(
+            key[0] + "/token", form,  # the server as the operator configured it
+            basic=(credentials.client_id, credentials.secret),
+            user_agent=fetch_user_agent(None, self._contact))
+        token = _token_of(result, server, resource, self._clock(), self._cache_ttl,
+                          self._error_ttl)
+        if isinstance(token, _NoToken):
+            logger.warning("robotsgate: no licence for %s: %s", resource, token.error)
+        self._tokens[key] = token
+        return token
 
     async def document(self, url: str) -> LicenseDocument:
         kept = self._kept.get(url)

@@ -18,6 +18,7 @@ from typing import Any, Final, Literal, cast
 from robotsgate.egress import DEFAULT_DENY, EgressPolicy
 from robotsgate.httpsig import PROFILES, Profile
 from robotsgate.identity import AgentMap
+from robotsgate.license_servers import parse_credentials
 from robotsgate.protocol import PRODUCT_TOKEN, SEMANTICS
 from robotsgate.protocol.readings import Semantics
 from robotsgate.purposes import PurposeMap, parse_purposes
@@ -145,6 +146,13 @@ class Settings:
         "license-prohibited), that needs a licence from a licence server (403 "
         "license-required), or whose licence cannot be read (503 license-unavailable); off "
         "reads none.", choices=("enforce", "off"), rebuilds=Rebuilds.GATE)
+    license_credentials: tuple[str, ...] = _option(
+        (), "OAuth 2.0 client credentials per RSL licence server, one SERVER=CLIENT_ID:SECRET "
+        "or SERVER=CLIENT_ID:@FILE (the secret read from FILE) per entry; SERVER is the "
+        "https:// URL a licence's <content server> names. A licence is then obtained from it "
+        "(the Open License Protocol's token request) and presented as Authorization: License; "
+        "without an entry, requests that need one are refused (license-required).",
+        check=parse_credentials, rebuilds=Rebuilds.GATE)
     contact: str = _option(
         "", "A URL about your bots (a page, or mailto:), sent with every robots.txt fetch: "
         "the proxy fetches as 'Token (+URL)' (RFC 9309 §2.2.1), never with a bot's own "

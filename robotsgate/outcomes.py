@@ -24,6 +24,7 @@ class Reason(StrEnum):
     PUSHBACK = "pushback"  # the origin asked for a pause (429/503): held, or refused 429
     BOT_SIGNED = "bot-signed"  # forwarded with the bot's own signature, not the proxy's
     SIGNATURE_ASKED = "signature-asked"  # the origin asked for a signature: sent again, signed
+    LICENSE_REFUSED = "license-refused"  # the origin refused the licence: sent again, a new one
     # Refused by what the site says.
     DISALLOWED = "disallowed"
     DISALLOWED_HOST = "disallowed-host"  # a tunnel to a host that disallows everything
@@ -101,10 +102,11 @@ OUTCOMES: Final[dict[Reason, Outcome]] = {
         headers=("X-Robotsgate-Purposes", "X-Robotsgate-License", *_RULE, *_ROBOTS)),
     Reason.LICENSE_REQUIRED: Outcome(
         403, "This site's licence ({license}, {where}) must be obtained from its licence "
-             "server ({server}) before this URL is used for {purposes}; this proxy obtains no "
-             "licence from a server.\n{withheld}agent: {agent}\n",
+             "server ({server}) before this URL is used for {purposes}, and none was: "
+             "{error}.\n{withheld}agent: {agent}\n",
         when="the RSL licence that covers the URL names a licence server (<content server>): "
-             "a licence must be obtained from it, even a free one",
+             "a licence must be obtained from it, even a free one, and none was (no "
+             "robots_license_credentials for that server, or the server refused)",
         headers=("X-Robotsgate-Purposes", "X-Robotsgate-License", *_RULE, *_ROBOTS)),
     Reason.NOFOLLOW: Outcome(
         403, "Not followed: the referring page {page} {where}.\n",
@@ -227,6 +229,10 @@ FORWARDED: Final[dict[Reason, str]] = {
                        "the proxy leaves as it is (event signature)",
     Reason.SIGNATURE_ASKED: "the origin answered 401 or 403 with Accept-Signature: the request "
                             "was sent once more, signed as it asked (event signature)",
+    Reason.LICENSE_REFUSED: "the origin answered 401 with WWW-Authenticate: License to a "
+                            "request that carried a licence from the site's licence server: "
+                            "the licence was dropped and the request sent once more with a "
+                            "new one (event license)",
     Reason.PROTOCOL: "a connection that carries nothing robotsgate can decide (DNS, UDP, raw "
                      "QUIC, raw TCP outside a tunnel), closed at once; method is TCP, UDP, DNS "
                      "or QUIC",

@@ -1,6 +1,7 @@
 """RSL licences in the decision: fetched by the proxy's fetcher (httpx's transport, a fake
 clock), kept, and judged for the purposes a bot declared (robotsgate.licensing)."""
 
+import base64
 from dataclasses import replace
 
 import httpx
@@ -11,8 +12,9 @@ from support.origins import Origins, ok
 
 from robotsgate.archive import RobotsArchive
 from robotsgate.exchange import Answer, Facts, Forward, Unrestricted
-from robotsgate.gate import Request
-from robotsgate.licensing import judge
+from robotsgate.gate import Gate, Request
+from robotsgate.license_servers import Credentials, parse_credentials
+from robotsgate.licensing import Licensing, judge
 from robotsgate.options import Settings
 from robotsgate.outcomes import Reason
 from robotsgate.protocol.rsl import MAX_BYTES, Grant, License
@@ -306,3 +308,114 @@ async def test_monitor_mode_forwards_and_records_what_it_would_have_refused():
     assert isinstance(plan, Forward)
     assert [(r.event, r.reason) for r in plan.records] == \
         [("would-block", Reason.LICENSE_PROHIBITED)]
+
+
+# -- licence servers --------------------------------------------------------------------------
+
+SERVER_URL = "https://licenses.example/olp"
+SERVED = SERVER.replace(b"https://rslcollective.org/api", SERVER_URL.encode())
+
+
+def token_server(*answers: httpx.Response):
+    """A token endpoint that answers in turn, and keeps what it was asked."""
+    asked: list[httpx.Request] = []
+    queue = list(answers)
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        asked.append(request)
+        return queue.pop(0) if len(queue) > 1 else queue[0]
+
+    return handle, asked
+
+
+def token(value: str, expires_in: int = 3600) -> httpx.Response:
+    return httpx.Response(200, json={"access_token": value, "token_type": "License",
+                                     "expires_in": expires_in})
+
+
+def licensed_gate(handle, clock: FakeClock | None = None):
+    origins = Origins(**{EX: ok(ROBOTS), LICENSE: xml(SERVED), f"{SERVER_URL}/token": handle})
+    clock = clock or FakeClock(1_000_000.0)
+    w = wire_gate(origins.fetcher(), clock)
+    licensing = Licensing(origins.fetcher(), clock,
+                          credentials={SERVER_URL: Credentials("bot-1", "s3cret")})
+    gate = Gate(w.gate.config, w.store, w.retrieval, clock, w.pacer, licensing=licensing)
+    return gate, licensing
+
+
+async def test_a_licence_is_obtained_from_its_server_and_presented():
+    handle, asked = token_server(token("tok-1"))
+    gate, licensing = licensed_gate(handle)
+    for path in ("/a", "/b", "/c"):
+        verdict = await gate.check(asking(f"https://example.com{path}", "search"))
+        assert verdict.action == "forward" and verdict.license_token is not None
+        assert verdict.license_token.header == "License tok-1"
+    assert len(asked) == 1 and licensing.token_requests == 1  # kept until it expires
+    request = asked[0]
+    assert request.method == "POST"
+    assert request.headers["authorization"] == \
+        "Basic " + base64.b64encode(b"bot-1:s3cret").decode()
+    form = dict(httpx.QueryParams(request.content.decode()))
+    assert form["grant_type"] == "rsl" and form["resource"] == "https://example.com/"
+    assert "permits" in form["license"] and "ai-all search" in form["license"]
+
+
+async def test_a_token_is_asked_for_again_before_it_expires_and_after_it_is_forgotten():
+    clock = FakeClock(1_000_000.0)
+    handle, asked = token_server(token("tok-1", 100), token("tok-2", 100), token("tok-3"))
+    gate, licensing = licensed_gate(handle, clock)
+    first = await gate.check(asking("https://example.com/a", "search"))
+    clock.now += 69  # 31 s left: still used
+    assert (await gate.check(asking("https://example.com/a", "search"))).license_token \
+        == first.license_token
+    clock.now += 2  # within the margin: a new one
+    second = await gate.check(asking("https://example.com/a", "search"))
+    assert second.license_token is not None and second.license_token.value == "tok-2"
+    licensing.forget(second.license_token)
+    third = await gate.check(asking("https://example.com/a", "search"))
+    assert third.license_token is not None and third.license_token.value == "tok-3"
+    assert len(asked) == 3
+
+
+@pytest.mark.parametrize(("answer", "reason", "said"), [
+    (httpx.Response(401, json={"error": "invalid_client"}), Reason.LICENSE_REQUIRED,
+     "refused the licence: invalid_client"),
+    (httpx.Response(503), Reason.LICENSE_UNAVAILABLE, "HTTP 503"),
+    # A token that would break the header it goes in.
+    (token("tok\r\nX-Evil: 1"), Reason.LICENSE_REQUIRED, "no usable access_token"),
+    (httpx.Response(200, content=b"<html>"), Reason.LICENSE_REQUIRED, "not a JSON object"),
+])
+async def test_a_licence_that_cannot_be_obtained_refuses(answer, reason, said):
+    handle, asked = token_server(answer)
+    gate, _ = licensed_gate(handle)
+    verdict = await gate.check(asking("https://example.com/a", "search"))
+    assert verdict.reason == reason and verdict.license_token is None
+    assert verdict.license_refusal is not None and said in (verdict.license_refusal.error or "")
+    await gate.check(asking("https://example.com/a", "search"))
+    assert len(asked) == 1  # the failure is remembered for error_ttl
+
+
+async def test_without_credentials_for_its_server_a_licence_is_required():
+    origins = Origins(**{EX: ok(ROBOTS), LICENSE: xml(SERVED)})
+    gate = wired(origins).gate
+    verdict = await gate.check(asking("https://example.com/a", "search"))
+    assert verdict.reason == Reason.LICENSE_REQUIRED
+    assert "robots_license_credentials" in (verdict.license_refusal.error or "")
+    assert not any("/token" in url for url in origins.urls)
+
+
+def test_credentials_are_read_and_bad_ones_named_without_the_secret(tmp_path):
+    secret = tmp_path / "secret"
+    secret.write_text("from-file\n")
+    found = parse_credentials([f"https://Licenses.Example/olp/=bot:@{secret}",
+                               "https://other.example=b2:inline"])
+    assert found["https://licenses.example/olp"].secret == "from-file"
+    assert found["https://other.example"].client_id == "b2"
+    assert "from-file" not in repr(found)
+    for bad, words in (("https://x.example=bot", "not SERVER=CLIENT_ID:SECRET"),
+                       ("http://x.example=bot:hunter2", "https://"),
+                       (f"https://x.example=bot:@{tmp_path}/none", "cannot read"),
+                       ("https://x.example=bot:", "empty secret")):
+        with pytest.raises(ValueError, match=words) as caught:
+            parse_credentials([bad])
+        assert "hunter2" not in str(caught.value)

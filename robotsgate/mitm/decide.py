@@ -159,3 +159,10 @@ def _apply(flow: http.HTTPFlow, plan: Forward) -> None:
     if not plan.host_written or plan.drop or plan.drop_range:
         headers.fields = rebuilt(headers.fields, host=None if http2 else authority,
                                  drop=plan.drop, drop_range=plan.drop_range)
+    token = plan.verdict.license_token
+    if token is not None:
+        # The licence the site's licence server issued, in place of whatever the bot sent as
+        # its Authorization: the proxy's credential, for this origin only.
+        headers.fields = (*(field for field in headers.fields
+                            if field[0].lower() != b"authorization"),
+                          (b"Authorization", token.header.encode("ascii")))

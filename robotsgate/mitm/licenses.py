@@ -21,12 +21,15 @@ import ada_url
 from mitmproxy import http
 
 from robotsgate.audit import Event
+from robotsgate.escape import escaped
 from robotsgate.gate import Verdict
-from robotsgate.licensing import REASONS, LicenseRefusal, Licensing, license_answer
+from robotsgate.licensing import REASONS, LicenseRefusal, LicenseToken, Licensing, license_answer
 from robotsgate.mitm import keys
+from robotsgate.mitm.again import send_again
 from robotsgate.mitm.answers import AuditUnwritable, answer
 from robotsgate.mitm.runtime import Runtime
 from robotsgate.mitm.usage import may_stream_late, origin_answer
+from robotsgate.outcomes import Reason
 from robotsgate.pages.license_links import rsl_links
 from robotsgate.protocol.rsl import License, LicenseSource
 from robotsgate.purposes import Purposes
@@ -37,6 +40,7 @@ logger = logging.getLogger(__name__)
 class LicenseCheck:
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
+        self._again: dict[str, LicenseToken] = {}  # requests sent again with a new licence
 
     def responseheaders(self, flow: http.HTTPFlow) -> Awaitable[None] | None:
         # A plain function: an answer to a bot without purposes, or without a Link header that
@@ -49,10 +53,47 @@ class LicenseCheck:
 
     def response(self, flow: http.HTTPFlow) -> Awaitable[None] | None:
         private = keys.private(flow)
-        if not private.get(keys.PURPOSES) or (private.get(keys.LICENSE_JUDGED) is None and
-                                              not flow.metadata.get(keys.LICENSE_LINKS)):
+        if not private.get(keys.PURPOSES):
+            return None
+        response = flow.response
+        if response is not None and response.status_code == 401:
+            token = self._refused_token(flow, response)
+            if token is not None:
+                return self._again_licensed(flow, token)
+        if private.get(keys.LICENSE_JUDGED) is None and \
+                not flow.metadata.get(keys.LICENSE_LINKS):
             return None
         return self._body(flow)
+
+    def _refused_token(self, flow: http.HTTPFlow, response: http.Response
+                       ) -> LicenseToken | None:
+        """The licence the request carried, when the origin's 401 says it would not take it
+        (`WWW-Authenticate: License error="..."`), and it has not been sent again for it."""
+        verdict: Verdict | None = keys.private(flow).get(keys.VERDICT)
+        token = verdict.license_token if verdict is not None else None
+        if token is None or flow.id in self._again or flow.metadata.get(keys.ANSWERED) or \
+                response.stream or flow.request.stream or flow.request.raw_content is None:
+            return None
+        asked = response.headers.get_all("www-authenticate")
+        return token if any(value.lstrip().lower().startswith("license") for value in asked) \
+            else None
+
+    async def _again_licensed(self, flow: http.HTTPFlow, token: LicenseToken) -> None:
+        """Once: the token forgotten, the request sent again with a fresh one (decided afresh,
+        so a licence server that now refuses refuses it), and both noted in the audit log."""
+        live = self.runtime.of(flow)
+        if live.services.licensing is not None:
+            live.services.licensing.forget(token)
+        first = flow.response
+        assert first is not None
+        said = first.headers.get("www-authenticate", "")
+        _, trouble = await send_again(flow, self._again, token)
+        live.recorder.flow(
+            flow, "license", Reason.LICENSE_REFUSED, None, keys.private(flow).get(keys.VERDICT),
+            origin_status=first.status_code,
+            error=f"the origin refused the licence ({escaped(said[:200])}); "
+                  + ("sent again with a new one" if trouble is None else
+                     f"sent again, it got no answer ({trouble}): the bot got the first"))
 
     async def _headers(self, flow: http.HTTPFlow, urls: tuple[str, ...]) -> None:
         response = flow.response
@@ -99,7 +140,10 @@ class LicenseCheck:
                      source: LicenseSource) -> LicenseRefusal | None:
         purposes: Purposes = keys.private(flow)[keys.PURPOSES]
         named = tuple(License(url, None, source) for url in urls)
-        return await licensing.judge(named, [flow.request.url], purposes)
+        found = await licensing.judge(named, [flow.request.url], purposes)
+        # A licence its server would issue: the request has been answered already, so there
+        # is nothing left to present it with, and nothing to refuse.
+        return None if isinstance(found, LicenseToken) else found
 
     def _record(self, flow: http.HTTPFlow, refusal: LicenseRefusal, origin_status: int) -> None:
         """Once per answer: on its headers, or on its body."""

@@ -18,25 +18,21 @@ origin asks for more than it carried (a nonce, @method, ...). Never twice, never
 bot signed, nor one whose body streamed past the proxy.
 """
 
-import asyncio
 import logging
 from collections.abc import Awaitable
 
-from mitmproxy import ctx, http
+from mitmproxy import http
 
 from robotsgate import httpsig, outcomes
 from robotsgate.httpsig import Message, Signer, Wanted
 from robotsgate.mitm import keys
+from robotsgate.mitm.again import send_again
 from robotsgate.mitm.answers import AuditUnwritable, answer, fail_closed, retry_after
 from robotsgate.mitm.runtime import Runtime
 from robotsgate.mitm.turns import streams_now
 from robotsgate.outcomes import Reason
 
 logger = logging.getLogger(__name__)
-
-# How long a request sent again may take, its politeness wait included, before the bot gets
-# the origin's first answer instead.
-AGAIN_TIMEOUT = 300.0
 
 
 class Sign:
@@ -129,32 +125,15 @@ class Sign:
         return wanted
 
     async def _send_again(self, flow: http.HTTPFlow, wanted: Wanted) -> None:
-        from mitmproxy.addons.clientplayback import ReplayHandler
-
         first = flow.response
         assert first is not None
-        again = flow.copy()
-        again.is_replay = "request"  # decided afresh (robotsgate.mitm.decide), our fields gone
-        again.response = again.error = None
-        self._again[again.id] = wanted
-        trouble = None
-        try:
-            await asyncio.wait_for(ReplayHandler(again, ctx.options).replay(), AGAIN_TIMEOUT)
-        except TimeoutError:
-            trouble = f"no answer within {AGAIN_TIMEOUT:.0f} s"
-        finally:
-            del self._again[again.id]
-        if again.response is not None:
-            flow.response = again.response
-            # Settled: the answer went through every part on its way, as the other request's.
-            flow.metadata[keys.ANSWERED] = True
+        again, trouble = await send_again(flow, self._again, wanted)
         self.runtime.of(flow).recorder.flow(
             flow, "signature", Reason.SIGNATURE_ASKED, None,
             keys.private(flow).get(keys.VERDICT), origin_status=first.status_code,
             signature=again.request.headers.get("signature-input"),
-            error=None if again.response is not None else
-            f"sent again, it got no answer ({trouble or (again.error and again.error.msg)}): "
-            f"the bot got the first")
+            error=None if trouble is None else
+            f"sent again, it got no answer ({trouble}): the bot got the first")
 
 
 def _authority(flow: http.HTTPFlow) -> str:

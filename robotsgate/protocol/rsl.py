@@ -210,6 +210,9 @@ class LicenseElement:
     prohibits: tuple[str, ...]  # those of its <prohibits type="usage">
     payments: tuple[str, ...]  # <payment type> values, lower-cased; ("free",) when none
     conditions: tuple[Condition, ...] = ()  # user and geo, as written
+    # The element as XML (RSL's namespace the default one): what a licence server is sent when
+    # a licence is asked for (the Open License Protocol's `license` parameter).
+    xml: str = field(default="", repr=False, compare=False)
 
     def grants(self, purpose: str) -> str | None:
         """The <permits> token that grants `purpose`; "" when the licence lists no usage (it
@@ -573,7 +576,8 @@ class _Reader:
                         prohibits += tokens
         return LicenseElement(index, self.lines.get(element, 0),
                               None if permits is None else tuple(permits), tuple(prohibits),
-                              tuple(payments) or ("free",), tuple(conditions))
+                              tuple(payments) or ("free",), tuple(conditions),
+                              _xml(element, ns))
 
     def tokens(self, element: ET.Element, name: str, text: str) -> list[str]:
         tokens = [token.lower() for token in _TOKEN_SPLIT.split(text) if token]
@@ -585,6 +589,14 @@ class _Reader:
                                       f"({', '.join(USAGE_PURPOSES)}): it speaks only of a "
                                       f"purpose of that name")
         return tokens
+
+
+def _xml(element: ET.Element, ns: str) -> str:
+    """`element` written out, RSL's namespace as the default one where every element is in it."""
+    try:
+        return ET.tostring(element, encoding="unicode", default_namespace=ns or None)
+    except ValueError:  # an element of another namespace inside it: prefixes, then
+        return ET.tostring(element, encoding="unicode")
 
 
 def _origin(url: str) -> str | None:

@@ -6,12 +6,15 @@ server. Assertions are about what the client got, what the origin saw and what t
 says.
 """
 
+import base64
 import hashlib
+import json
 from collections.abc import Callable
 from pathlib import Path
+from urllib.parse import parse_qs
 
 from .clients import curl, httpx_call
-from .origins import Origin
+from .origins import Origin, Reply, Seen
 from .proxy import Proxy
 
 OriginFactory = Callable[..., Origin]
@@ -231,3 +234,80 @@ def test_a_streamed_body_whose_link_licence_refuses_it_never_reaches_the_bot(
         assert refused.status != 200 and "secret text" not in refused.text, refused.status
     [record] = [r for r in gate.audit() if r["reason"] == "license-prohibited"]
     assert record["event"] == "withheld" and record["origin_status"] == 200
+
+
+# -- a licence server -------------------------------------------------------------------------
+
+def test_a_licence_from_the_licence_server_is_presented_and_renewed_once_refused(
+        https_origin: OriginFactory, proxy: ProxyFactory, tmp_path: Path) -> None:
+    server = https_origin()
+    issued = iter(["tok-1", "tok-2", "tok-3"])
+
+    def issue(seen: Seen) -> Reply:
+        form = parse_qs(seen.body.decode())
+        if seen.method != "POST" or seen.headers.get("authorization") != \
+                "Basic " + base64.b64encode(b"newsbot:s3cret").decode() or \
+                form.get("grant_type") != ["rsl"]:
+            return Reply(401, b'{"error": "invalid_client"}',
+                         {"Content-Type": "application/json"})
+        return Reply(200, json.dumps({"access_token": next(issued), "token_type": "License",
+                                      "expires_in": 3600}).encode(),
+                     {"Content-Type": "application/json"})
+
+    server.answer("/olp/token", issue)
+    site = https_origin()
+    licensed(site, NO_TRAINING.replace(b'<content url="/articles/"',
+                                       f'<content url="/" server="{server.url("/olp")}"'
+                                       .encode()))
+    taken = {"tok-2"}  # the origin takes the second licence only: the first one expired
+
+    def article(seen: Seen) -> Reply:
+        given = seen.headers.get("authorization", "")
+        if given.removeprefix("License ") in taken:
+            return Reply(200, b"licensed text", {})
+        return Reply(401, b"licence please\n",
+                     {"WWW-Authenticate": 'License error="invalid_token"'})
+
+    site.answer("/articles/1", article)
+    secret = tmp_path / "secret"
+    secret.write_text("s3cret\n")
+    gate = proxy(robots_purposes=BOTS, trust_test_ca=True,
+                 robots_license_credentials=f"{server.url('/olp')}=newsbot:@{secret}")
+
+    got = curl(gate, site.url("/articles/1"),
+               headers={"User-Agent": "SearchBot/1.0", "Authorization": "Bearer bots-own"})
+    assert (got.status, got.text) == (200, "licensed text")
+    # The first licence refused, a second asked for and presented; the bot's own
+    # Authorization never left.
+    sent = [seen.headers.get("authorization") for seen in site.seen
+            if seen.path == "/articles/1"]
+    assert sent == ["License tok-1", "License tok-2"]
+    assert [seen.path for seen in server.seen] == ["/olp/token", "/olp/token"]
+    assert parse_qs(server.seen[0].body.decode())["resource"] == [site.url("/")]
+    [record] = [r for r in gate.audit() if r["event"] == "license"]
+    assert record["reason"] == "license-refused" and record["origin_status"] == 401
+    assert "invalid_token" in record["error"] and "sent again" in record["error"]
+
+    # Kept: the next request carries the renewed licence, with no token request.
+    assert curl(gate, site.url("/articles/1"),
+                headers={"User-Agent": "SearchBot/1.0"}).status == 200
+    assert len(server.seen) == 2
+
+
+def test_a_licence_server_that_refuses_the_client_refuses_the_request(
+        https_origin: OriginFactory, proxy: ProxyFactory) -> None:
+    server = https_origin()
+    server.route("/olp/token", 401, b'{"error": "invalid_client"}',
+                 {"Content-Type": "application/json"})
+    site = https_origin()
+    licensed(site, NO_TRAINING.replace(b'<content url="/articles/"',
+                                       f'<content url="/" server="{server.url("/olp")}"'
+                                       .encode()))
+    site.route("/articles/1", body="text")
+    gate = proxy(robots_purposes=BOTS, trust_test_ca=True,
+                 robots_license_credentials=f"{server.url('/olp')}=newsbot:wrong")
+    refused = curl(gate, site.url("/articles/1"), headers={"User-Agent": "SearchBot/1.0"})
+    assert refused.status == 403
+    assert refused.header("X-Robotsgate-Reason") == "license-required"
+    assert "refused the licence: invalid_client" in refused.text
+    assert not site.saw("/articles/1")
