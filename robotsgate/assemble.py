@@ -35,6 +35,15 @@ from robotsgate.resolver import Lookup, Resolver, system_lookup
 from robotsgate.retrieval import Retrieval
 from robotsgate.rules_cache import RulesCache
 from robotsgate.signing import SigningKey
+from robotsgate.spending import (
+    Budget,
+    Ledger,
+    MemoryLedger,
+    Money,
+    RedisLedger,
+    parse_budgets,
+    parse_price,
+)
 from robotsgate.state.departures import Departures
 from robotsgate.state.driver import Politeness
 from robotsgate.state.fleet import Fleet, check_kind
@@ -93,6 +102,10 @@ class Services:
     politeness: Politeness  # slots reserved by the gate, turns taken as requests leave
     resolver: Resolver  # where requests may be sent, and the address each is dialled at
     licensing: Licensing | None = None  # RSL licences (None: robots_licenses=off)
+    # HTTP 402: what may be paid (None: nothing), within which budgets, kept where.
+    max_price: Money | None = None
+    budgets: tuple[Budget, ...] = ()
+    ledger: Ledger = field(default_factory=MemoryLedger)
 
     async def aclose(self) -> None:
         await self.fetcher.aclose()
@@ -151,7 +164,18 @@ def services(settings: Settings, upstream: Upstream, clocks: Clocks, metrics: Me
                               archive=archive, credentials=credentials)
     gate = Gate(gate_config(settings), store, retrieval, clocks.clock, politeness.pacing,
                 metrics=metrics, licensing=licensing)
-    return Services(gate, fetcher, fleet, politeness, resolver, licensing)
+    try:
+        max_price = parse_price(settings.max_price) if settings.max_price else None
+    except ValueError as exc:
+        raise ValueError(f"robots_max_price: {exc}") from None
+    try:
+        budgets = parse_budgets(settings.budget)
+    except ValueError as exc:
+        raise ValueError(f"robots_budget: {exc}") from None
+    ledger: Ledger = MemoryLedger() if fleet is None else \
+        RedisLedger(fleet.client, settings.redis_prefix, fleet.ask)
+    return Services(gate, fetcher, fleet, politeness, resolver, licensing, max_price, budgets,
+                    ledger)
 
 
 def gate_config(settings: Settings) -> GateConfig:

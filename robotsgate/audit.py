@@ -34,9 +34,10 @@ from robotsgate.signing import SigningKey
 # cut: a forwarded request whose answer the proxy stopped (a 101 to a protocol it cannot read);
 # signature: a forwarded request not signed as the proxy signs (Web Bot Auth): the bot's own
 #   signature left in place, or a request sent again, signed, because the origin asked;
-# license: a request sent again with a new licence, because the origin refused the one it had.
+# license: a request sent again with a new licence, because the origin refused the one it had;
+# payment: a request sent again with crawler-exact-price, paying an origin's 402.
 Event = Literal["block", "would-block", "withheld", "delay", "tunnel", "cut", "signature",
-                "license"]
+                "license", "payment"]
 
 
 def _doc(text: str, default: Any = MISSING) -> Any:
@@ -55,7 +56,8 @@ class AuditRecord:
         "through unseen; cut for a forwarded request whose answer the proxy stopped (a 101 to "
         "a protocol it cannot read); signature for a request forwarded with the bot's own Web "
         "Bot Auth signature, or sent again signed because the origin asked; license for a request "
-        "sent again with a new licence because the origin refused the one it carried")
+        "sent again with a new licence because the origin refused the one it carried; payment "
+        "for a request sent again to pay an origin's 402 price")
     reason: Reason = _doc("why (see Reasons)")
     status: int | None = _doc(
         "what the proxy answered (or would have); null when it forwarded")
@@ -111,6 +113,11 @@ class AuditRecord:
                                "License: line wrote it", None)
     license_sha256: str | None = _doc("sha256 of the licence document's body that decided (in "
                                       "robots_archive_dir with the robots.txt bodies)", None)
+    price: str | None = _doc("for a payment: what the origin charged (crawler-charged, USD "
+                             "0.01); for price-refused and budget-exhausted: what it asked "
+                             "(crawler-price)", None)
+    x402: str | None = _doc("for x402-unsupported: what PAYMENT-REQUIRED asked, decoded "
+                            "(version; scheme, network, amount, asset, payTo)", None)
     signature: str | None = _doc("for a signature event: the Signature-Input the request left "
                                  "with (the bot's own, or the proxy's on the request sent "
                                  "again)", None)

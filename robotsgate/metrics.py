@@ -42,6 +42,10 @@ class Metrics:
             "robotsgate_robots_fetches", "robots.txt fetches by outcome: ok (parsed), missing "
             "(4xx: no restrictions), unreachable (5xx, 429, network: complete disallow)",
             ["outcome"], registry=r)
+        self.spent = Counter(
+            "robotsgate_charged_micros", "what origins charged for paid requests (HTTP 402 "
+            "pay-per-crawl, crawler-charged), in millionths of the currency",
+            ["currency"], registry=r)
         self.in_flight = Gauge(
             "robotsgate_robots_fetches_in_flight", "robots.txt fetches under way", registry=r)
 
@@ -73,6 +77,10 @@ class Metrics:
             yield
         finally:
             self.in_flight.dec()
+
+    def charged(self, currency: str, micros: int) -> None:
+        """A paid request's crawler-charged amount."""
+        self.spent.labels(currency).inc(micros)
 
     def fetched(self, outcome: str) -> None:
         self.fetches.labels(outcome).inc()

@@ -22,6 +22,7 @@ from robotsgate.license_servers import parse_credentials
 from robotsgate.protocol import PRODUCT_TOKEN, SEMANTICS
 from robotsgate.protocol.readings import Semantics
 from robotsgate.purposes import PurposeMap, parse_purposes
+from robotsgate.spending import parse_budgets, parse_price
 from robotsgate.state.redis_url import FALLBACKS, Fallback, check_prefix, check_url
 
 PREFIX: Final = "robots_"
@@ -146,6 +147,17 @@ class Settings:
         "license-prohibited), that needs a licence from a licence server (403 "
         "license-required), or whose licence cannot be read (503 license-unavailable); off "
         "reads none.", choices=("enforce", "off"), rebuilds=Rebuilds.GATE)
+    max_price: str = _option(
+        "", "The most the proxy pays for one request when an origin answers 402 with "
+        "crawler-price (pay-per-crawl), as 'USD 0.05'; the request is then sent again with "
+        "crawler-exact-price, signed (robots_signature_agent). Empty: nothing is ever paid.",
+        check=_optional(parse_price), rebuilds=Rebuilds.GATE)
+    budget: tuple[str, ...] = _option(
+        (), "Spending limits for 402 payments, one [SCOPE=]AMOUNT/PERIOD per entry: SCOPE * "
+        "(everything, the default), a bot's product token, or site:HOST; PERIOD hour, day or "
+        "month (a UTC window); e.g. 'USD 10/day', 'site:news.example=USD 1/hour'. A payment "
+        "is made only when every budget that applies has room, kept in the fleet's Redis when "
+        "there is one.", check=parse_budgets, rebuilds=Rebuilds.GATE)
     license_credentials: tuple[str, ...] = _option(
         (), "OAuth 2.0 client credentials per RSL licence server, one SERVER=CLIENT_ID:SECRET "
         "or SERVER=CLIENT_ID:@FILE (the secret read from FILE) per entry; SERVER is the "

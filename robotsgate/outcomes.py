@@ -25,6 +25,7 @@ class Reason(StrEnum):
     BOT_SIGNED = "bot-signed"  # forwarded with the bot's own signature, not the proxy's
     SIGNATURE_ASKED = "signature-asked"  # the origin asked for a signature: sent again, signed
     LICENSE_REFUSED = "license-refused"  # the origin refused the licence: sent again, a new one
+    CRAWLER_CHARGED = "crawler-charged"  # a 402's price paid: sent again, the charge recorded
     # Refused by what the site says.
     DISALLOWED = "disallowed"
     DISALLOWED_HOST = "disallowed-host"  # a tunnel to a host that disallows everything
@@ -32,6 +33,9 @@ class Reason(StrEnum):
     USAGE_PREFERENCE = "usage-preference"  # the site disallows every purpose the bot crawls for
     LICENSE_PROHIBITED = "license-prohibited"  # its RSL licences license none of them
     LICENSE_REQUIRED = "license-required"  # a licence to be obtained from a licence server
+    PRICE_REFUSED = "price-refused"  # a 402's price the proxy will not pay
+    BUDGET_EXHAUSTED = "budget-exhausted"  # ... for which a budget has no room left
+    X402_UNSUPPORTED = "x402-unsupported"  # an x402 payment asked for: not made
     VISIT_TIME = "visit-time"
     CRAWL_DELAY_TOO_LONG = "crawl-delay-too-long"
     WAIT_TOO_LONG = "wait-too-long"
@@ -108,6 +112,25 @@ OUTCOMES: Final[dict[Reason, Outcome]] = {
              "a licence must be obtained from it, even a free one, and none was (no "
              "robots_license_credentials for that server, or the server refused)",
         headers=("X-Robotsgate-Purposes", "X-Robotsgate-License", *_RULE, *_ROBOTS)),
+    Reason.PRICE_REFUSED: Outcome(
+        402, "The origin asks a price for this page ({price}); this proxy did not pay it: "
+             "{why}.\n",
+        when="the origin answered 402 with crawler-price, and the price cannot be read, is "
+             "above robots_max_price (or none is set), is in another currency, or the request "
+             "was not signed; the origin's 402 is withheld",
+        headers=("crawler-price",)),
+    Reason.BUDGET_EXHAUSTED: Outcome(
+        402, "The origin asks {price} for this page; this proxy's budget has no room for it "
+             "({why}).\n",
+        when="the origin's price is within robots_max_price, but a budget that applies "
+             "(robots_budget) has no room left for it in its window (or the fleet's Redis "
+             "cannot be asked)",
+        headers=("crawler-price",)),
+    Reason.X402_UNSUPPORTED: Outcome(
+        402, "The origin asks for an x402 payment ({x402}); this proxy does not pay on a "
+             "chain.\n",
+        when="the origin answered 402 with PAYMENT-REQUIRED (x402): decoded and recorded in "
+             "the audit record's x402 field, not paid"),
     Reason.NOFOLLOW: Outcome(
         403, "Not followed: the referring page {page} {where}.\n",
         when="a link that the page named in Referer says not to follow",
@@ -233,6 +256,10 @@ FORWARDED: Final[dict[Reason, str]] = {
                             "request that carried a licence from the site's licence server: "
                             "the licence was dropped and the request sent once more with a "
                             "new one (event license)",
+    Reason.CRAWLER_CHARGED: "the origin answered 402 with a price within robots_max_price "
+                            "and the budgets: the request was sent once more, signed, with "
+                            "crawler-exact-price; the record's price is what crawler-charged "
+                            "said (event payment)",
     Reason.PROTOCOL: "a connection that carries nothing robotsgate can decide (DNS, UDP, raw "
                      "QUIC, raw TCP outside a tunnel), closed at once; method is TCP, UDP, DNS "
                      "or QUIC",

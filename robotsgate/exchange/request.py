@@ -45,8 +45,9 @@ class Facts:
 
 
 # Header names robotsgate reads, and those it never forwards: the proxy's own credentials
-# (mitmproxy's proxyauth removes them only when it checks them) and its own headers, which an
-# origin must never take for something robotsgate said.
+# (mitmproxy's proxyauth removes them only when it checks them), its own headers, which an
+# origin must never take for something robotsgate said, and a bot's own offers to pay (HTTP 402
+# pay-per-crawl, x402): only the proxy pays, within its budgets (robotsgate.mitm.payments).
 _PROXY_AUTHORIZATION = b"proxy-authorization"
 _OURS_PREFIX = b"x-robotsgate-"
 
@@ -110,7 +111,9 @@ class Seen:
 _HOST, _USER_AGENT, _REFERER, _LENGTH, _ENCODING, _UPGRADE, _RANGE, _DROPPED = range(8)
 _READ = {b"host": _HOST, b"user-agent": _USER_AGENT, b"referer": _REFERER,
          b"content-length": _LENGTH, b"transfer-encoding": _ENCODING, b"upgrade": _UPGRADE,
-         b"range": _RANGE, b"if-range": _RANGE, _PROXY_AUTHORIZATION: _DROPPED}
+         b"range": _RANGE, b"if-range": _RANGE, _PROXY_AUTHORIZATION: _DROPPED,
+         b"crawler-exact-price": _DROPPED, b"crawler-max-price": _DROPPED,
+         b"payment-signature": _DROPPED, b"x-payment": _DROPPED}
 
 
 def _text(value: bytes) -> str:

@@ -9,6 +9,7 @@ flow.metadata (robotsgate.mitm.keys) and sharing the configuration that `Runtime
 - `Egress`      every origin connection dialled at the address decided, with the decided name
 - `Tunnels`     CONNECT (ignore_hosts), the layer chosen for each connection, 101 cut
 - `Decide`      every request, at its headers: the exchange policy's plan, applied
+- `Pay`         HTTP 402: a price paid within the budgets (the request sent again), x402 refused
 - `Turns`       a paced request waits for its slot and turn as it leaves; departures reported
 - `Sign`        Web Bot Auth: the request signed as it leaves, every field final
 - `Pushback`    an origin's 429/503 pauses its host; X-Robotsgate-Delay-Ms
@@ -30,6 +31,7 @@ from robotsgate.mitm.decide import Decide
 from robotsgate.mitm.egress import Egress
 from robotsgate.mitm.licenses import LicenseCheck
 from robotsgate.mitm.pages import PageReader
+from robotsgate.mitm.payments import Pay
 from robotsgate.mitm.pushback import Pushback
 from robotsgate.mitm.runtime import Runtime
 from robotsgate.mitm.signing import Sign
@@ -56,7 +58,8 @@ class RobotsGate:
         # files are fetched from; lookup: how names resolve) or real time.
         self.runtime = Runtime(clocks or Clocks(), transport, lookup)
         self.parts = (self.runtime, Egress(self.runtime), Tunnels(self.runtime),
-                      Decide(self.runtime), Turns(self.runtime), Sign(self.runtime),
+                      Decide(self.runtime), Pay(self.runtime), Turns(self.runtime),
+                      Sign(self.runtime),
                       Pushback(self.runtime),
                       PageReader(self.runtime), UsageCheck(self.runtime),
                       LicenseCheck(self.runtime))

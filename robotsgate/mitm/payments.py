@@ -1,0 +1,185 @@
+"""HTTP 402: pay-per-crawl, paid by the proxy within the operator's price policy and budgets
+(robotsgate.spending), and x402, recorded and refused.
+
+Pay-per-crawl (as Cloudflare deploys it): an unpaid request is answered `402` with
+`crawler-price: USD 0.01`; the crawler may send it again with `crawler-exact-price: USD 0.01`,
+signed with Web Bot Auth; the origin then answers `200` with `crawler-charged: USD 0.01`, or
+explains with `crawler-error`. Here:
+
+- the price must be readable, within robots_max_price (none by default: nothing is ever paid
+  unless the operator says how much), in its currency, and the request must have left signed
+  (robots_signature_agent signs it): else the bot gets 402 price-refused;
+- every budget that applies (robots_budget: the whole proxy or fleet, the bot, the site) must
+  have room for the price, reserved before the request goes again: else 402 budget-exhausted;
+- the request is sent once more (robotsgate.mitm.again: decided, paced, signed, audited
+  afresh), with `crawler-exact-price` set by the proxy after the decision, and the bot gets
+  that answer. What the origin charged (`crawler-charged`) is recorded (event payment, reason
+  crawler-charged, field price) and counted in metrics; the rest of the reservation is given
+  back. A bot's own crawler-exact-price, crawler-max-price or x402 payment headers never leave
+  (robotsgate.exchange.request): only the proxy pays.
+
+x402 (`PAYMENT-REQUIRED`: base64 of a JSON object saying what to pay on which chain): decoded,
+recorded in the audit record's `x402` field, and answered 402 x402-unsupported. Paying on a
+chain is not something a proxy can do on a bot's behalf, and this one does not.
+"""
+
+import base64
+import binascii
+import json
+import logging
+from collections.abc import Awaitable
+
+from mitmproxy import http
+
+from robotsgate import outcomes
+from robotsgate.audit import Event
+from robotsgate.escape import escaped
+from robotsgate.gate import Verdict
+from robotsgate.mitm import keys
+from robotsgate.mitm.again import send_again
+from robotsgate.mitm.answers import AuditUnwritable, answer
+from robotsgate.mitm.runtime import Live, Runtime
+from robotsgate.outcomes import Reason
+from robotsgate.spending import Reservation, read_price
+
+logger = logging.getLogger(__name__)
+
+MAX_X402 = 8192  # characters of PAYMENT-REQUIRED decoded
+
+
+class Pay:
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self._again: dict[str, Reservation] = {}  # requests sent again, paid for
+
+    def requestheaders(self, flow: http.HTTPFlow) -> None:
+        if self._again:  # one test for every request: nearly always none is being paid for
+            self._stamp(flow)
+
+    def _stamp(self, flow: http.HTTPFlow) -> None:
+        reservation = self._again.get(flow.id)
+        if reservation is not None and flow.response is None:
+            # After the decision (which drops any a bot wrote), before the signature.
+            flow.request.headers["crawler-exact-price"] = str(reservation.amount)
+
+    def response(self, flow: http.HTTPFlow) -> Awaitable[None] | None:
+        response = flow.response
+        if response is None or (response.status_code != 402 and not self._again) or \
+                flow.error is not None or flow.metadata.get(keys.ANSWERED):
+            return None
+        reservation = self._again.get(flow.id)
+        if reservation is not None:
+            return self._settle(flow, response, reservation)
+        if response.status_code != 402 or keys.VERDICT not in keys.private(flow):
+            return None
+        return self._asked(flow, response)
+
+    async def _asked(self, flow: http.HTTPFlow, response: http.Response) -> None:
+        live = self.runtime.of(flow)
+        headers = response.headers
+        asked = headers.get("crawler-price")
+        if asked is None:
+            required = headers.get("payment-required")
+            if required is not None:
+                self._refuse(flow, live, Reason.X402_UNSUPPORTED, x402=_x402(required))
+            return  # a 402 that asks nothing the proxy reads: the bot gets it as it came
+        price = read_price(asked)
+        limit = live.services.max_price
+        why = None
+        if price is None:
+            why = f"its price ({asked[:60]!r}) cannot be read"
+        elif limit is None:
+            why = "this proxy pays nothing (robots_max_price is not set)"
+        elif price.currency != limit.currency or price > limit:
+            why = f"it asks {price}, more than robots_max_price ({limit})"
+        elif flow.metadata.get(keys.SIGNED) is not True or flow.request.stream or \
+                flow.request.raw_content is None:
+            why = "a paid request must be signed (Web Bot Auth: robots_signature_agent) and " \
+                  "held whole"
+        if why is not None or price is None:
+            self._refuse(flow, live, Reason.PRICE_REFUSED, why=why, price=asked)
+            return
+        verdict: Verdict = keys.private(flow)[keys.VERDICT]
+        budgets = [budget for budget in live.services.budgets
+                   if budget.limit.currency == price.currency and
+                   budget.applies(verdict.agent, flow.request.host)]
+        now = self.runtime.clocks.clock()
+        reservation = await live.services.ledger.reserve(budgets, price, now)
+        if reservation is None:
+            self._refuse(flow, live, Reason.BUDGET_EXHAUSTED, price=str(price),
+                         why=", ".join(str(budget) for budget in budgets))
+            return
+        _, trouble = await send_again(flow, self._again, reservation)
+        if trouble is not None:
+            await live.services.ledger.give_back(reservation, reservation.amount.micros)
+            self._record(flow, live, "payment", Reason.CRAWLER_CHARGED, None, price=None,
+                         error=f"sent again to pay {price}, it got no answer ({trouble}): "
+                               f"nothing was paid; the bot got the first answer")
+
+    async def _settle(self, flow: http.HTTPFlow, response: http.Response,
+                      reservation: Reservation) -> None:
+        """The paid request's answer: what was charged is recorded, the rest given back."""
+        live = self.runtime.of(flow)
+        charged = read_price(response.headers.get("crawler-charged"))
+        spent = charged.micros if charged is not None and \
+            charged.currency == reservation.amount.currency else 0
+        if spent < reservation.amount.micros:
+            await live.services.ledger.give_back(reservation, reservation.amount.micros - spent)
+        elif spent > reservation.amount.micros:
+            logger.error("robotsgate: %s charged %s for %s, more than the %s agreed",
+                         flow.request.host, charged, flow.request.pretty_url,
+                         reservation.amount)
+        if spent:
+            assert charged is not None
+            self.runtime.metrics.charged(charged.currency, spent)
+        error = response.headers.get("crawler-error")
+        self._record(flow, live, "payment", Reason.CRAWLER_CHARGED, None,
+                     price=str(charged) if spent and charged is not None else None,
+                     origin_status=response.status_code,
+                     error=None if spent else
+                     f"nothing charged (HTTP {response.status_code}"
+                     f"{', crawler-error: ' + escaped(error[:200]) if error else ''}); "
+                     f"{reservation.amount} given back")
+
+    def _refuse(self, flow: http.HTTPFlow, live: Live, reason: Reason, *, why: str | None = None,
+                price: str | None = None, x402: str | None = None) -> None:
+        """The origin's 402 withheld: the proxy's own 402, saying why it did not pay."""
+        verdict: Verdict = keys.private(flow)[keys.VERDICT]
+        self._record(flow, live, "would-block" if live.settings.monitor else "withheld",
+                     reason, 402, price=price, x402=x402, origin_status=402, error=why)
+        if live.settings.monitor:
+            return
+        text = outcomes.text(reason, why=why, price=price, x402=x402 or "unreadable")
+        extra = {"crawler-price": price} if price and reason is not Reason.X402_UNSUPPORTED \
+            else {}
+        answer(flow, reason, text, extra, verdict)
+
+    def _record(self, flow: http.HTTPFlow, live: Live, event: Event, reason: Reason,
+                status: int | None, *, price: str | None = None, x402: str | None = None,
+                origin_status: int | None = None, error: str | None = None) -> None:
+        try:
+            live.recorder.flow(flow, event, reason, status, keys.private(flow).get(keys.VERDICT),
+                               price=price, x402=x402, origin_status=origin_status, error=error)
+        except AuditUnwritable:
+            logger.error("robotsgate: a payment of %s could not be recorded",
+                         flow.request.pretty_url)
+
+
+def _x402(value: str) -> str:
+    """What an x402 PAYMENT-REQUIRED asks, in words: version, and per accepted way to pay its
+    scheme, network, amount, asset and payee; "unreadable: ..." when it cannot be decoded."""
+    try:
+        decoded = json.loads(base64.b64decode(value.strip()[:MAX_X402 * 2], validate=True))
+    except (binascii.Error, ValueError) as exc:
+        return f"unreadable: {type(exc).__name__}"
+    if not isinstance(decoded, dict):
+        return "unreadable: not a JSON object"
+    accepts = decoded.get("accepts")
+    ways = []
+    for way in accepts[:4] if isinstance(accepts, list) else []:
+        if isinstance(way, dict):
+            ways.append(" ".join(f"{name}={escaped(str(way.get(name)))[:80]}"
+                                 for name in ("scheme", "network", "amount", "asset", "payTo")
+                                 if way.get(name) is not None))
+    version = decoded.get("x402Version")
+    return f"x402 v{escaped(str(version))[:8]}: " + ("; ".join(ways) or "no accepts")

@@ -1,0 +1,152 @@
+"""End to end, HTTP 402: an origin that sells its pages (pay-per-crawl) and one that asks for an
+x402 payment, through a real ``mitmdump -s addon.py`` that signs its requests; and two proxies
+sharing one budget in Redis under concurrent load. Assertions are about what the origin saw,
+what the bot got and what the audit log says.
+"""
+
+import base64
+import json
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from .clients import curl, httpx_call, run_concurrently
+from .machine import clean_env
+from .origins import Origin, Reply, Seen
+from .proxy import Proxy
+from .redis_server import SHARED_URL, delete_prefix, new_prefix, require_shared_redis
+
+OriginFactory = Callable[..., Origin]
+ProxyFactory = Callable[..., Proxy]
+ROBOTSGATE = Path(__file__).resolve().parents[2] / ".venv" / "bin" / "robotsgate"
+AGENT = "https://bots.example/.well-known/http-message-signatures-directory"
+
+
+@pytest.fixture
+def key(tmp_path: Path) -> Path:
+    made = tmp_path / "signing.pem"
+    done = subprocess.run([str(ROBOTSGATE), "keygen", str(made)], capture_output=True,
+                          text=True, timeout=60, env=clean_env())
+    assert done.returncode == 0, done.stderr
+    return made
+
+
+def selling(site: Origin, price: str = "USD 0.01") -> None:
+    """Pages at /paid/... cost `price`: 402 unless asked to pay it exactly, signed."""
+    site.set_robots("User-agent: *\nAllow: /\n")
+
+    def sell(seen: Seen) -> Reply:
+        offered = seen.headers.get("crawler-exact-price")
+        if offered == price and "signature" in seen.headers:
+            return Reply(200, f"paid page {seen.path}".encode(), {"crawler-charged": price})
+        if offered is not None:
+            return Reply(402, b"", {"crawler-error": "price mismatch", "crawler-price": price})
+        return Reply(402, b"payment required\n", {"crawler-price": price})
+
+    for n in range(40):
+        site.answer(f"/paid/{n}", sell)
+
+
+def paid(site: Origin) -> list[Seen]:
+    return [seen for seen in site.seen if "crawler-exact-price" in seen.headers]
+
+
+def signing(key: Path, **options: object) -> dict[str, object]:
+    return {"trust_test_ca": True, "robots_signing_key": str(key),
+            "robots_signature_agent": AGENT, **options}
+
+
+def test_a_price_within_policy_is_paid_once_signed_and_recorded(
+        https_origin: OriginFactory, proxy: ProxyFactory, key: Path) -> None:
+    site = https_origin()
+    selling(site)
+    gate = proxy(**signing(key, robots_max_price="USD 0.05", robots_budget="USD 1/day"))
+
+    got = curl(gate, site.url("/paid/1"), headers={"crawler-max-price": "USD 100"})
+    assert (got.status, got.text) == (200, "paid page /paid/1")
+    first, second = [seen for seen in site.seen if seen.path == "/paid/1"]
+    # The bot's own offer to pay never left; the proxy's did, signed.
+    assert "crawler-max-price" not in first.headers and "crawler-exact-price" not in first.headers
+    assert second.headers["crawler-exact-price"] == "USD 0.01" and "signature" in second.headers
+    [record] = [r for r in gate.audit() if r["event"] == "payment"]
+    assert (record["reason"], record["price"], record["origin_status"]) == \
+        ("crawler-charged", "USD 0.01", 200)
+
+
+def test_spending_stops_at_the_budget(
+        https_origin: OriginFactory, proxy: ProxyFactory, key: Path) -> None:
+    site = https_origin()
+    selling(site)
+    gate = proxy(**signing(key, robots_max_price="USD 0.05",
+                           robots_budget=f"site:{site.host}=USD 0.02/day"))
+    answers = [curl(gate, site.url(f"/paid/{n}")) for n in range(3)]
+    assert [a.status for a in answers] == [200, 200, 402]
+    assert answers[2].header("X-Robotsgate-Reason") == "budget-exhausted"
+    assert answers[2].header("crawler-price") == "USD 0.01"
+    assert len(paid(site)) == 2
+    [record] = [r for r in gate.audit() if r["reason"] == "budget-exhausted"]
+    assert record["event"] == "withheld" and record["price"] == "USD 0.01"
+
+
+def test_a_price_above_policy_or_with_no_policy_is_not_paid(
+        https_origin: OriginFactory, proxy: ProxyFactory, key: Path) -> None:
+    site = https_origin()
+    selling(site, price="USD 0.10")
+    for options in ({"robots_max_price": "USD 0.05"}, {}):
+        gate = proxy(**signing(key, **options))
+        refused = curl(gate, site.url("/paid/1"))
+        assert refused.status == 402
+        assert refused.header("X-Robotsgate-Reason") == "price-refused"
+        assert ("more than robots_max_price" if options else "pays nothing") in refused.text
+    assert paid(site) == []
+
+
+def test_an_unsigned_request_is_never_paid_for(
+        https_origin: OriginFactory, proxy: ProxyFactory) -> None:
+    site = https_origin()
+    selling(site)
+    gate = proxy(trust_test_ca=True, robots_max_price="USD 0.05")
+    refused = curl(gate, site.url("/paid/1"))
+    assert refused.status == 402 and "must be signed" in refused.text
+    assert paid(site) == []
+
+
+def test_an_x402_payment_is_recorded_and_refused(
+        origin: OriginFactory, proxy: ProxyFactory) -> None:
+    site = origin(robots="User-agent: *\nAllow: /\n")
+    asked = {"x402Version": 2, "accepts": [{"scheme": "exact", "network": "eip155:8453",
+                                            "amount": "10000", "asset": "0xUSDC",
+                                            "payTo": "0xSELLER"}]}
+    site.route("/article", 402, b"{}", {"PAYMENT-REQUIRED": base64.b64encode(
+        json.dumps(asked).encode()).decode()})
+    gate = proxy(robots_max_price="USD 1")
+    refused = httpx_call(gate, site.url("/article"))
+    assert refused.status == 402
+    assert refused.header("X-Robotsgate-Reason") == "x402-unsupported"
+    assert "does not pay on a chain" in refused.text
+    [record] = [r for r in gate.audit() if r["reason"] == "x402-unsupported"]
+    assert record["x402"] == ("x402 v2: scheme=exact network=eip155:8453 amount=10000 "
+                              "asset=0xUSDC payTo=0xSELLER")
+    assert site.count("/article") == 1
+
+
+def test_two_proxies_sharing_a_budget_never_spend_past_it(
+        https_origin: OriginFactory, proxy: ProxyFactory, key: Path) -> None:
+    require_shared_redis()
+    prefix = new_prefix()
+    try:
+        site = https_origin()
+        selling(site)
+        gates = [proxy(**signing(key, robots_max_price="USD 0.05",
+                                 robots_budget="USD 0.05/day", robots_redis=SHARED_URL,
+                                 robots_redis_prefix=prefix)) for _ in range(2)]
+        calls = [lambda n=n: curl(gates[n % 2], site.url(f"/paid/{n}")) for n in range(20)]
+        answers = run_concurrently(calls)
+        assert sorted(a.status for a in answers) == [200] * 5 + [402] * 15
+        assert len(paid(site)) == 5
+        charged = [r for gate in gates for r in gate.audit() if r["event"] == "payment"]
+        assert len(charged) == 5 and {r["price"] for r in charged} == {"USD 0.01"}
+    finally:
+        delete_prefix(SHARED_URL, prefix)
