@@ -10,7 +10,7 @@ import re
 import socket
 import ssl
 import zlib
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urljoin, urlsplit
@@ -172,38 +172,39 @@ class Fetcher:
         the same egress policy, turns and timeouts as every fetch; never a redirect followed
         (a credential is for the URL it was configured for). Never raises for network or
         server trouble: outcome "unreachable", with the error in words."""
+
+        async def post() -> FetchResult:
+            async with self._client.stream(
+                    "POST", url, data=form, auth=basic,
+                    headers={"User-Agent": user_agent, "Accept": "application/json"}) as response:
+                body = await _read_capped(response, limit)
+                return FetchResult(classify(response.status_code), url, url,
+                                   response.status_code, body,
+                                   tuple(response.headers.multi_items()),
+                                   error=f"HTTP {response.status_code}")
+
         async with self._turns:
-            try:
-                async with asyncio.timeout(self._timeout * 2):
-                    async with self._client.stream(
-                            "POST", url, data=form, auth=basic,
-                            headers={"User-Agent": user_agent,
-                                     "Accept": "application/json"}) as response:
-                        body = await _read_capped(response, limit)
-                        return FetchResult(classify(response.status_code), url, url,
-                                           response.status_code, body,
-                                           tuple(response.headers.multi_items()),
-                                           error=f"HTTP {response.status_code}")
-            except TimeoutError:
-                return FetchResult("unreachable", url, url, None,
-                                   error=f"timed out after {self._timeout * 2:g} s")
-            except (httpx.HTTPError, OSError, ssl.SSLError, ValueError) as exc:
-                return FetchResult("unreachable", url, url, None,
-                                   error=describe(exc, url, self._timeout))
+            return await self._bounded(url, post)
 
     async def _fetch(self, robots_url: str, user_agent: str, limit: int,
                      accept: str) -> FetchResult:
+        return await self._bounded(
+            robots_url, lambda: self._follow(robots_url, user_agent, limit, accept))
+
+    async def _bounded(self, url: str, call: Callable[[], Awaitable[FetchResult]]
+                       ) -> FetchResult:
+        """`call`'s result, or "unreachable" with why: network and server trouble never raise.
+        httpx's timeout is per operation; this bounds the whole exchange, so a server that
+        trickles bytes or redirects slowly cannot hold requests for longer."""
         try:
-            # httpx's timeout is per operation; this bounds the whole fetch, so a server that
-            # trickles bytes or redirects slowly cannot hold requests for longer.
             async with asyncio.timeout(self._timeout * 2):
-                return await self._follow(robots_url, user_agent, limit, accept)
+                return await call()
         except TimeoutError:
-            return FetchResult("unreachable", robots_url, robots_url, None,
+            return FetchResult("unreachable", url, url, None,
                                error=f"timed out after {self._timeout * 2:g} s")
         except (httpx.HTTPError, OSError, ssl.SSLError, ValueError) as exc:
-            return FetchResult("unreachable", robots_url, robots_url, None,
-                               error=describe(exc, robots_url, self._timeout))
+            return FetchResult("unreachable", url, url, None,
+                               error=describe(exc, url, self._timeout))
 
     async def _follow(self, robots_url: str, user_agent: str, limit: int,
                       accept: str) -> FetchResult:
