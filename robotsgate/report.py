@@ -235,12 +235,19 @@ class Summary:
         detail.reasons.add(reason)
         if detail.urls is not None:
             detail.urls.add(url)
-        if reason == USAGE_PREFERENCE:
+        if reason in _FOR_USE:
             declared = record.get("purposes")
             for purpose in (declared.split(",") if isinstance(declared, str) else ["?"]):
                 self.purposes.add(_cut(purpose.strip()))
                 self.purpose_hosts.add((_cut(purpose.strip()), host))
+        if reason == USAGE_PREFERENCE:
             self.signals.add(signal_of(record.get("rule"), record.get("line")))
+        elif reason in _SIGNAL_OF_REASON:
+            signal = _SIGNAL_OF_REASON[reason]
+            if reason in _FOR_USE:  # a licence: robots.txt's has a line, a page's none
+                signal += " (robots.txt License)" if record.get("line") is not None else \
+                    " (Link header or <link>)"
+            self.signals.add(signal)
         status = _int(record.get("status"))
         if status is not None:
             self.statuses.add(status)
@@ -254,6 +261,15 @@ class Summary:
         if self.first_skipped is None:
             self.first_skipped = where
 
+
+# Refusals for what a bot crawls for: counted by purpose. Each licence and price refusal's
+# signal is its reason's.
+_FOR_USE = frozenset({USAGE_PREFERENCE, "license-prohibited", "license-required",
+                      "license-unavailable"})
+_SIGNAL_OF_REASON = {"license-prohibited": "RSL licence", "license-required": "RSL licence",
+                     "license-unavailable": "RSL licence",
+                     "price-refused": "402 crawler-price", "budget-exhausted": "402 crawler-price",
+                     "x402-unsupported": "402 x402"}
 
 # The statements of usage preferences, by how an audit record's rule begins (Statement.text).
 _SIGNALS = (("Content-Usage:", "robots.txt Content-Usage"),

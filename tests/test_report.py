@@ -559,11 +559,26 @@ def test_usage_refusals_by_signal(tmp_path: Path) -> None:
                   purposes="train-ai", rule=rule, line=line) for rule, line in stated]
     done = run("report", str(write(tmp_path / "audit.jsonl", known() + usage)))
     assert done.returncode == 0, done.stderr
-    assert table(done.stdout, "usage refusals by signal") == {
+    assert table(done.stdout, "refusals by signal (usage, licences, prices)") == {
         "robots.txt Content-Usage": 1, "Content-Usage header": 1,
         "robots.txt Content-Signal": 1, "tdm-reservation header": 1,
         "tdm-reservation META": 1, "X-Robots-Tag noai": 2, "robots META noai": 1,
         "(nothing stated: robots_usage_unknown=refuse)": 1}
+
+
+def test_licence_and_price_refusals_by_signal_and_purpose(tmp_path: Path) -> None:
+    refused = [("license-prohibited", 4), ("license-prohibited", None),
+               ("license-unavailable", 4), ("price-refused", None),
+               ("budget-exhausted", None), ("x402-unsupported", None)]
+    records = [dict(record("TrainBot", "http://a.example/x", reason=reason),
+                    purposes="train-ai", line=line) for reason, line in refused]
+    done = run("report", str(write(tmp_path / "audit.jsonl", known() + records)))
+    assert done.returncode == 0, done.stderr
+    assert table(done.stdout, "refusals by signal (usage, licences, prices)") == {
+        "RSL licence (robots.txt License)": 2, "RSL licence (Link header or <link>)": 1,
+        "402 crawler-price": 2, "402 x402": 1}
+    # Licence refusals are for a purpose; prices are not.
+    assert table(done.stdout, "usage refusals by purpose") == {"train-ai": 3}
 
 
 

@@ -124,3 +124,13 @@ async def test_with_redis_unreachable_nothing_is_paid(redis_url: str, redis_pref
         assert await ledger.reserve(parse_budgets(["USD 1/day"]), usd("0.01"), NOW) is None
     finally:
         await client.aclose()
+
+
+def test_what_origins_charged_is_counted_per_currency() -> None:
+    from robotsgate.metrics import Metrics
+
+    metrics = Metrics()
+    metrics.charged("USD", 10_000)
+    metrics.charged("USD", 20_000)
+    assert metrics.registry.get_sample_value("robotsgate_charged_micros_total",
+                                             {"currency": "USD"}) == 30_000
