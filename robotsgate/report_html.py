@@ -168,8 +168,9 @@ def render_html(summary: Summary, *, top: int = 10, broken_down: int = 5, each: 
     if summary.purposes:  # only when bots declared purposes and were refused for them
         tables.append(("Usage refusals by purpose and host", "purposes", summary.purpose_hosts,
                        purpose_host_text, "purpose and host", False))
-        tables.append(("Refusals by signal (usage, licences, prices)", "signals", summary.signals, str, "signal",
-                       False))
+    if summary.signals:  # refusals for use, licences or prices
+        tables.append(("Refusals by signal (usage, licences, prices)", "signals",
+                       summary.signals, str, "signal", False))
     for title, ident, counts, name, noun, wide in tables:
         parts.append(_panel(title, _table(f"table-{ident}", counts, top, blocks, noun, name),
                             wide=wide, ident=f"panel-{ident}"))

@@ -118,9 +118,11 @@ def render_text(summary: Summary, *, top: int = 10, broken_down: int = 5, each: 
     ]
     if summary.purposes:  # only when bots declared purposes and were refused for them
         tables += [("usage refusals by purpose", "purpose", summary.purposes, str),
-                   ("refusals by signal (usage, licences, prices)", "signal", summary.signals, str),
                    ("usage refusals by purpose and host", "purpose and host",
                     summary.purpose_hosts, purpose_host_text)]
+    if summary.signals:  # refusals for use, licences or prices
+        tables.append(("refusals by signal (usage, licences, prices)", "signal",
+                       summary.signals, str))
     for title, noun, counts, name in tables:
         out += ["", *table(title, counts, top, summary.blocks, noun, name)]
     if summary.delays:

@@ -579,6 +579,11 @@ def test_licence_and_price_refusals_by_signal_and_purpose(tmp_path: Path) -> Non
         "402 crawler-price": 2, "402 x402": 1}
     # Licence refusals are for a purpose; prices are not.
     assert table(done.stdout, "usage refusals by purpose") == {"train-ai": 3}
+    # Prices alone, with no purpose declared, still show by signal.
+    prices = [record("Bot", "http://a.example/x", reason="price-refused")]
+    alone = run("report", str(write(tmp_path / "prices.jsonl", known() + prices))).stdout
+    assert table(alone, "refusals by signal (usage, licences, prices)") == \
+        {"402 crawler-price": 1}
 
 
 
