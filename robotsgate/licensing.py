@@ -59,7 +59,7 @@ import re
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Literal, Protocol
-from urllib.parse import urljoin
+from urllib.parse import urlsplit
 
 import cachetools
 
@@ -288,8 +288,12 @@ def _asked_under(terms: Terms, purposes: Collection[str], url: str) -> tuple[str
     chosen = next((element for element in elements
                    if any(element.grants(purpose) is not None for purpose in purposes)),
                   elements[0] if elements else None)
-    return (content.server or "", urljoin(url, content.url),
-            chosen.xml if chosen is not None else "")
+    # A path is the request's origin's ("//other.example/" included: RSL reads it as a path);
+    # a full URL matched only if it names that origin (Content.matches).
+    parts = urlsplit(url)
+    resource = f"{parts.scheme}://{parts.netloc}{content.url}" if content.url.startswith("/") \
+        else content.url
+    return (content.server or "", resource, chosen.xml if chosen is not None else "")
 
 
 def fetchable(url: str) -> bool:

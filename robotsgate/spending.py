@@ -171,8 +171,10 @@ return 1
 """
 GIVE_BACK = """
 for i = 1, #KEYS do
-  local left = redis.call('DECRBY', KEYS[i], tonumber(ARGV[1]))
-  if left < 0 then redis.call('SET', KEYS[i], 0, 'KEEPTTL') end
+  if redis.call('EXISTS', KEYS[i]) == 1 then
+    local left = redis.call('DECRBY', KEYS[i], tonumber(ARGV[1]))
+    if left < 0 then redis.call('SET', KEYS[i], 0, 'KEEPTTL') end
+  end
 end
 return 1
 """
@@ -187,7 +189,9 @@ class RedisLedger:
                  ask: Callable[[Callable[[], Awaitable[Any]]], Awaitable[Any]]) -> None:
         self._reserve = client.register_script(RESERVE)
         self._give_back = client.register_script(GIVE_BACK)
-        self._prefix = f"{prefix}budget:"
+        # One hash tag for every budget key: a cluster keeps them in one slot, as one Lua
+        # program over several keys needs.
+        self._prefix = f"{prefix}budget:{{budgets}}:"
         self._ask = ask
 
     async def reserve(self, budgets: Sequence[Budget], amount: Money, now: float

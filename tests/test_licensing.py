@@ -333,8 +333,9 @@ def token(value: str, expires_in: int = 3600) -> httpx.Response:
                                      "expires_in": expires_in})
 
 
-def licensed_gate(handle, clock: FakeClock | None = None):
-    origins = Origins(**{EX: ok(ROBOTS), LICENSE: xml(SERVED), f"{SERVER_URL}/token": handle})
+def licensed_gate(handle, clock: FakeClock | None = None, document: bytes = SERVED):
+    origins = Origins(**{EX: ok(ROBOTS), LICENSE: xml(document),
+                         f"{SERVER_URL}/token": handle})
     clock = clock or FakeClock(1_000_000.0)
     w = wire_gate(origins.fetcher(), clock)
     licensing = Licensing(origins.fetcher(), clock,
@@ -419,3 +420,14 @@ def test_credentials_are_read_and_bad_ones_named_without_the_secret(tmp_path):
         with pytest.raises(ValueError, match=words) as caught:
             parse_credentials([bad])
         assert "hunter2" not in str(caught.value)
+
+
+async def test_a_licence_is_only_ever_asked_for_the_requests_own_origin():
+    # RSL reads "//victim.example/" as a path: the licence asked for is example.com's.
+    handle, asked = token_server(token("tok-1"))
+    gate, _ = licensed_gate(handle, document=SERVED.replace(b'url="/"',
+                                                             b'url="//victim.example/"'))
+    verdict = await gate.check(asking("https://example.com//victim.example/x", "search"))
+    assert verdict.license_token is not None
+    form = dict(httpx.QueryParams(asked[0].content.decode()))
+    assert form["resource"] == "https://example.com//victim.example/"

@@ -90,6 +90,8 @@ class Decide:
         private[keys.VERDICT] = verdict  # for the response (robotsgate.mitm.usage)
         if not plan.refused:
             runtime.metrics.forwarded(verdict.reason, verdict.wait)
+        else:
+            flow.metadata[keys.REFUSED] = True  # nothing is paid for it (robotsgate.mitm.payments)
         flow.metadata[keys.DELAY_MS] = round(verdict.wait * 1000)
         if verdict.wait > 0 or verdict.interval > 0:
             # Held until its slot and its turn, as it leaves: robotsgate.mitm.turns.
@@ -105,10 +107,15 @@ _SIGNATURE_FIELDS = frozenset((b"signature", b"signature-input", b"signature-age
 def _forget(flow: http.HTTPFlow) -> None:
     """Everything robotsgate noted on a flow, and the signature it added to its request: a
     flow replayed goes through every decision again."""
+    headers = flow.request.data.headers
     if flow.metadata.get(keys.SIGNED) is True:
-        headers = flow.request.data.headers
         headers.fields = tuple(field for field in headers.fields
                                if field[0].lower() not in _SIGNATURE_FIELDS)
+    verdict = keys.private(flow).get(keys.VERDICT)
+    if verdict is not None and verdict.license_token is not None:
+        # The licence the proxy presented: decided again, it may get another, or none.
+        headers.fields = tuple(field for field in headers.fields
+                               if field[0].lower() != b"authorization")
     for key in [key for key in flow.metadata
                 if key == keys.PRIVATE or key.startswith(keys.PRIVATE + ".")]:
         del flow.metadata[key]

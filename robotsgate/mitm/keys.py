@@ -56,6 +56,7 @@ NO_AI: Final = "robotsgate.no_ai"  # noai, noimageai of the page's META (a tuple
 LICENSE_LINKS: Final = "robotsgate.license_links"  # the page's RSL <link>s, resolved URLs
 LICENSE_JUDGED: Final = "robotsgate.license_judged"  # the Link header's licence refusal
 LICENSE_RECORDED: Final = "robotsgate.license_recorded"  # that refusal is in the audit log
+REFUSED: Final = "robotsgate.refused"  # monitor mode: forwarded, though its verdict refused it
 SIGNED: Final = "robotsgate.signed"  # whether Web Bot Auth signing was decided for it
 PACED: Final = "robotsgate.paced"  # (start, interval) of its slot, until it takes its turn
 LIVE: Final = "robotsgate.live"  # the configuration the flow is decided with (runtime.Live)

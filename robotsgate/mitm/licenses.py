@@ -37,6 +37,10 @@ from robotsgate.purposes import Purposes
 logger = logging.getLogger(__name__)
 
 
+# Licences one answer may name that are read: each is a fetch in the proxy's own queue.
+MAX_LINKED = 8
+
+
 class LicenseCheck:
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
@@ -71,7 +75,8 @@ class LicenseCheck:
         (`WWW-Authenticate: License error="..."`), and it has not been sent again for it."""
         verdict: Verdict | None = keys.private(flow).get(keys.VERDICT)
         token = verdict.license_token if verdict is not None else None
-        if token is None or flow.id in self._again or flow.metadata.get(keys.ANSWERED) or \
+        if token is None or flow.id in self._again or flow.is_replay == "request" or \
+                flow.metadata.get(keys.ANSWERED) or \
                 response.stream or flow.request.stream or flow.request.raw_content is None:
             return None
         asked = response.headers.get_all("www-authenticate")
@@ -88,12 +93,16 @@ class LicenseCheck:
         assert first is not None
         said = first.headers.get("www-authenticate", "")
         _, trouble = await send_again(flow, self._again, token)
-        live.recorder.flow(
-            flow, "license", Reason.LICENSE_REFUSED, None, keys.private(flow).get(keys.VERDICT),
-            origin_status=first.status_code,
-            error=f"the origin refused the licence ({escaped(said[:200])}); "
-                  + ("sent again with a new one" if trouble is None else
-                     f"sent again, it got no answer ({trouble}): the bot got the first"))
+        try:
+            live.recorder.flow(
+                flow, "license", Reason.LICENSE_REFUSED, None,
+                keys.private(flow).get(keys.VERDICT), origin_status=first.status_code,
+                error=f"the origin refused the licence ({escaped(said[:200])}); "
+                      + ("sent again with a new one" if trouble is None else
+                         f"sent again, it got no answer ({trouble}): the bot got the first"))
+        except AuditUnwritable:
+            logger.error("robotsgate: a licence sent again for %s could not be recorded",
+                         flow.request.pretty_url)
 
     async def _headers(self, flow: http.HTTPFlow, urls: tuple[str, ...]) -> None:
         response = flow.response
@@ -121,7 +130,7 @@ class LicenseCheck:
             return
         refusal: LicenseRefusal | None = keys.private(flow).get(keys.LICENSE_JUDGED)
         if refusal is None:
-            linked: tuple[str, ...] = flow.metadata.get(keys.LICENSE_LINKS, ())
+            linked: tuple[str, ...] = flow.metadata.get(keys.LICENSE_LINKS, ())[:MAX_LINKED]
             refusal = await self._judge(flow, licensing, linked, "html-link")
             if refusal is None:
                 return
@@ -179,4 +188,4 @@ def _linked(flow: http.HTTPFlow, response: http.Response) -> tuple[str, ...]:
                 found[ada_url.join_url(base, reference)] = None
             except ValueError:
                 continue  # no URL: nothing to fetch
-    return tuple(found)
+    return tuple(found)[:MAX_LINKED]

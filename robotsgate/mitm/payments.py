@@ -51,6 +51,7 @@ class Pay:
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
         self._again: dict[str, Reservation] = {}  # requests sent again, paid for
+        self._settled: set[int] = set()  # reservations their answer settled (by id)
 
     def requestheaders(self, flow: http.HTTPFlow) -> None:
         if self._again:  # one test for every request: nearly always none is being paid for
@@ -64,13 +65,17 @@ class Pay:
 
     def response(self, flow: http.HTTPFlow) -> Awaitable[None] | None:
         response = flow.response
-        if response is None or (response.status_code != 402 and not self._again) or \
-                flow.error is not None or flow.metadata.get(keys.ANSWERED):
+        if response is None or (response.status_code != 402 and not self._again):
             return None
+        # First: a paid copy is settled whatever answered it (the proxy itself, decided again).
         reservation = self._again.get(flow.id)
         if reservation is not None:
             return self._settle(flow, response, reservation)
-        if response.status_code != 402 or keys.VERDICT not in keys.private(flow):
+        if response.status_code != 402 or flow.error is not None or \
+                flow.metadata.get(keys.ANSWERED) or keys.VERDICT not in keys.private(flow) or \
+                flow.is_replay == "request" or flow.metadata.get(keys.REFUSED):
+            # Never paid: the proxy's own answer, a request sent again (by any part: one
+            # resend each, never a chain of them), or one monitor mode forwards though refused.
             return None
         return self._asked(flow, response)
 
@@ -100,18 +105,27 @@ class Pay:
             self._refuse(flow, live, Reason.PRICE_REFUSED, why=why, price=asked)
             return
         verdict: Verdict = keys.private(flow)[keys.VERDICT]
+        identity = keys.private(flow).get(keys.IDENTITY)
+        # The bot as the operator named it (robots_agents, proxy-auth, robots_agent), before
+        # the group a site's robots.txt happened to match.
+        bot = identity.token if identity is not None and identity.token else verdict.agent
         budgets = [budget for budget in live.services.budgets
                    if budget.limit.currency == price.currency and
-                   budget.applies(verdict.agent, flow.request.host)]
+                   budget.applies(bot, flow.request.host)]
         now = self.runtime.clocks.clock()
         reservation = await live.services.ledger.reserve(budgets, price, now)
         if reservation is None:
             self._refuse(flow, live, Reason.BUDGET_EXHAUSTED, price=str(price),
                          why=", ".join(str(budget) for budget in budgets))
             return
-        _, trouble = await send_again(flow, self._again, reservation)
+        try:
+            _, trouble = await send_again(flow, self._again, reservation)
+        finally:
+            if id(reservation) not in self._settled:  # no answer came to settle it
+                self._settled.add(id(reservation))
+                await live.services.ledger.give_back(reservation, reservation.amount.micros)
+        self._settled.discard(id(reservation))
         if trouble is not None:
-            await live.services.ledger.give_back(reservation, reservation.amount.micros)
             self._record(flow, live, "payment", Reason.CRAWLER_CHARGED, None, price=None,
                          error=f"sent again to pay {price}, it got no answer ({trouble}): "
                                f"nothing was paid; the bot got the first answer")
@@ -120,6 +134,7 @@ class Pay:
                       reservation: Reservation) -> None:
         """The paid request's answer: what was charged is recorded, the rest given back."""
         live = self.runtime.of(flow)
+        self._settled.add(id(reservation))
         charged = read_price(response.headers.get("crawler-charged"))
         spent = charged.micros if charged is not None and \
             charged.currency == reservation.amount.currency else 0
@@ -170,7 +185,7 @@ def _x402(value: str) -> str:
     scheme, network, amount, asset and payee; "unreadable: ..." when it cannot be decoded."""
     try:
         decoded = json.loads(base64.b64decode(value.strip()[:MAX_X402 * 2], validate=True))
-    except (binascii.Error, ValueError) as exc:
+    except (binascii.Error, ValueError, RecursionError) as exc:
         return f"unreadable: {type(exc).__name__}"
     if not isinstance(decoded, dict):
         return "unreadable: not a JSON object"

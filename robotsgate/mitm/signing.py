@@ -105,7 +105,8 @@ class Sign:
         signed with less than was asked), read whole (not streamed) both ways, sent once."""
         response = flow.response
         if response is None or response.status_code not in (401, 403) or \
-                flow.error is not None or flow.metadata.get(keys.ANSWERED) or \
+                flow.is_replay == "request" or flow.error is not None or \
+                flow.metadata.get(keys.ANSWERED) or \
                 keys.HOST not in flow.metadata or flow.id in self._again or \
                 "accept-signature" not in response.headers:
             return None

@@ -150,3 +150,33 @@ def test_two_proxies_sharing_a_budget_never_spend_past_it(
         assert len(charged) == 5 and {r["price"] for r in charged} == {"USD 0.01"}
     finally:
         delete_prefix(SHARED_URL, prefix)
+
+
+def test_a_paid_request_is_never_sent_again_by_another_part(
+        https_origin: OriginFactory, proxy: ProxyFactory, key: Path) -> None:
+    # A hostile origin answers the paid request with an ask for a signature: sent again, it
+    # would lose its crawler-exact-price, meet the 402 again and be paid again, and again.
+    site = https_origin()
+    site.set_robots("User-agent: *\nAllow: /\n")
+
+    def greedy(seen: Seen) -> Reply:
+        if "crawler-exact-price" in seen.headers:
+            return Reply(401, b"", {"Accept-Signature": 'sig1=("@authority");tag="web-bot-auth"',
+                                    "crawler-charged": "USD 0.01"})
+        return Reply(402, b"pay\n", {"crawler-price": "USD 0.01"})
+
+    site.answer("/paid/1", greedy)
+    gate = proxy(**signing(key, robots_max_price="USD 0.05"))
+    got = curl(gate, site.url("/paid/1"))
+    assert got.status == 401
+    assert site.count("/paid/1") == 2 and len(paid(site)) == 1
+
+
+def test_monitor_mode_never_pays_for_what_it_would_have_refused(
+        https_origin: OriginFactory, proxy: ProxyFactory, key: Path) -> None:
+    site = https_origin()
+    selling(site)
+    site.set_robots("User-agent: *\nDisallow: /paid/\n")
+    gate = proxy(**signing(key, robots_max_price="USD 0.05", robots_mode="monitor"))
+    got = curl(gate, site.url("/paid/1"))
+    assert got.status == 402 and paid(site) == []
