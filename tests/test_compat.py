@@ -5,6 +5,7 @@ import pytest
 from mitmproxy import exceptions, http, options, version
 from mitmproxy.connection import Server
 from mitmproxy.proxy import commands, context
+from mitmproxy.proxy.layers.http import HttpRequestHook
 from mitmproxy.proxy.layers.http._events import RequestData, RequestEndOfMessage, RequestHeaders
 from mitmproxy.proxy.layers.http._http1 import Http1Client
 from mitmproxy.test import taddons, tflow
@@ -109,6 +110,93 @@ async def test_printing_flows_keeps_the_dumper() -> None:
     opts.update(flow_detail=1)
     master.leave_out()
     assert "dumper" in chain(master)
+
+
+class _Seen:
+    """An addon that notes the events it gets, in one list shared by all."""
+
+    def __init__(self, name: str, seen: list[str], *, halt: bool = False,
+                 fail: bool = False) -> None:
+        self.name, self.seen, self.halt, self.fail = name, seen, halt, fail
+
+    def request(self, flow: object) -> None:
+        self.seen.append(self.name)
+        if self.fail:
+            raise ValueError("a broken addon")
+        if self.halt:
+            raise exceptions.AddonHalt()
+
+
+class _Parent:
+    """An addon that manages addons, as mitmproxy's Script does: its `addons` changed together
+    with register and remove."""
+
+    name = "parent"
+
+    def __init__(self) -> None:
+        self.addons: list[object] = []
+
+
+async def _request(master: compat.LeanDumpMaster) -> None:
+    await master.addons.trigger_event(HttpRequestHook(tflow.tflow()))
+
+
+async def test_the_lean_addon_manager_triggers_in_order_only_those_with_the_hook() -> None:
+    opts = options.Options()
+    master = compat.LeanDumpMaster(opts)
+    seen: list[str] = []
+    master.addons.add(_Seen("one", seen), _Seen("two", seen, fail=True), _Seen("three", seen))
+    await _request(master)
+    # A failing addon is logged and the event goes on, as AddonManager does it.
+    assert seen == ["one", "two", "three"]
+    having = master.addons._having["request"]  # type: ignore[attr-defined]
+    assert [compat._name(a) for a in having][-3:] == ["one", "two", "three"]
+    assert len(having) < len(master.addons.chain)  # most of mitmdump's addons have no request
+    master.addons.add(_Seen("halting", seen, halt=True), _Seen("after", seen))
+    seen.clear()
+    await _request(master)
+    assert seen == ["one", "two", "three", "halting"]  # AddonHalt ends the event
+
+
+async def test_the_lean_addon_manager_sees_addons_registered_and_removed_later() -> None:
+    master = compat.LeanDumpMaster(options.Options())
+    parent = _Parent()
+    master.addons.add(parent)
+    seen: list[str] = []
+    await _request(master)  # the list for "request" is made without the child
+    child = _Seen("child", seen)
+    parent.addons.append(child)
+    master.addons.register(child)  # as Script does when it loads its file
+    await _request(master)
+    assert seen == ["child"]
+    master.addons.remove(child)
+    parent.addons.remove(child)
+    await _request(master)
+    assert seen == ["child"]
+    master.leave_out()  # the chain itself replaced
+    gone = _Seen("gone", seen)
+    master.addons.add(gone)
+    master.addons.chain = [a for a in master.addons.chain if a is not gone]
+    await _request(master)
+    assert seen == ["child"]
+
+
+async def test_the_lean_master_configures_each_addon_once_per_change() -> None:
+    # Master's own addon manager no longer listens to the options: it would configure its
+    # chain (termlog) a second time.
+    opts = options.Options()
+    master = compat.LeanDumpMaster(opts)
+    counted: list[set[str]] = []
+
+    class Counting:
+        def configure(self, updated: set[str]) -> None:
+            counted.append(updated)
+
+    master.addons.add(Counting())
+    counted.clear()
+    opts.update(listen_port=8089)
+    assert counted == [{"listen_port"}]
+    assert [compat._name(a) for a in master.addons.chain].count("termlog") == 1
 
 
 # --- what the layer relies on, and the rules it copies -------------------------------------------

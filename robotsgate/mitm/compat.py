@@ -22,8 +22,8 @@ from mitmproxy import (
     optmanager,
     version,
 )
-from mitmproxy.addonmanager import AddonManager, traverse
-from mitmproxy.addons import dumper, errorcheck, keepserving, readfile
+from mitmproxy.addonmanager import AddonManager, safecall, traverse
+from mitmproxy.addons import dumper, errorcheck, keepserving, readfile, termlog
 from mitmproxy.proxy import layer
 from mitmproxy.proxy.layers.http import GetHttpConnection, HttpStream
 from mitmproxy.proxy.layers.http._events import RequestHeaders
@@ -52,6 +52,11 @@ def relied_on() -> dict[str, bool]:
         "HttpStream.request_body_buf": "request_body_buf" in HttpStream.__annotations__,
         "Http1Client.send": hasattr(Http1Client, "send"),
         "AddonManager.chain, .lookup": {"chain", "lookup"} <= set(_stored(AddonManager)),
+        # LeanAddons: what it takes the place of, and how AddonManager invokes an addon.
+        "AddonManager._configure_all, .trigger_event, .invoke_addon": all(
+            hasattr(AddonManager, name) for name in ("_configure_all", "trigger_event",
+                                                     "invoke_addon")),
+        "addonmanager.safecall": callable(safecall),
         # A request sent again, signed, when its origin asks (robotsgate.mitm.signing).
         "clientplayback.ReplayHandler.replay": hasattr(ReplayHandler, "replay"),
     }
@@ -116,7 +121,14 @@ class LeanDumpMaster(master.Master):
 
     def __init__(self, opts: options.Options, loop: Any = None, with_termlog: bool = True,
                  with_dumper: bool = True) -> None:
-        super().__init__(opts, event_loop=loop, with_termlog=with_termlog)
+        super().__init__(opts, event_loop=loop, with_termlog=False)
+        # Master made its addon manager; this one takes its place, before any addon is added
+        # (Master's own termlog is added just as Master adds it).
+        opts.changed.disconnect(self.addons._configure_all)
+        self.addons = LeanAddons(self)
+        if with_termlog:
+            self._termlog_addon = termlog.TermLog()
+            self.addons.add(self._termlog_addon)
         self.declared: dict[str, tuple[object, frozenset[str]]] = {}
         self.given: set[str] = set()  # options given since construction
         chain = [*addons.default_addons(), *([dumper.Dumper()] if with_dumper else []),
@@ -157,6 +169,75 @@ class LeanDumpMaster(master.Master):
     async def run(self) -> None:
         self.leave_out()
         await super().run()
+
+
+class LeanAddons(AddonManager):
+    """mitmproxy's addon manager, that triggers an event only on the addons that have a hook
+    for it.
+
+    AddonManager.trigger_event walks every addon of the chain for every event (each in its own
+    coroutine, safecall and two generators, and an update event after each of a flow's), to
+    find the few that have the hook. Here the addons of the chain whose tree has the hook are
+    listed once per event name, and the list is made again whenever the tree can have changed:
+    mitmproxy's API for that is add, register, remove and clear (a Script addon reloading its
+    file, the ScriptLoader changing the scripts, an addon managing addons: all go through
+    register and remove). Each addon listed is invoked exactly as AddonManager invokes it, in
+    the chain's order, under safecall, an AddonHalt ending the event.
+
+    Assumed, as mitmproxy's API says: an addon that changes its `addons` registers or removes
+    them; a hook is a method, not an attribute set on a running addon.
+    """
+
+    def __init__(self, master: Any) -> None:
+        self._having: dict[str, list[Any]] = {}  # event name -> the chain's addons with its hook
+        super().__init__(master)
+
+    @property
+    def chain(self) -> list[Any]:
+        return self._chain
+
+    @chain.setter
+    def chain(self, chain: list[Any]) -> None:
+        self._chain = chain
+        self._having = {}
+
+    def register(self, addon: Any) -> Any:
+        self._having = {}
+        try:
+            return super().register(addon)
+        finally:
+            self._having = {}
+
+    def add(self, *addons: Any) -> None:
+        try:
+            super().add(*addons)
+        finally:
+            self._having = {}
+
+    def remove(self, addon: Any) -> None:
+        try:
+            super().remove(addon)
+        finally:
+            self._having = {}
+
+    def clear(self) -> None:
+        try:
+            super().clear()
+        finally:
+            self._having = {}
+
+    async def trigger_event(self, event: Any) -> None:
+        having = self._having.get(event.name)
+        if having is None:
+            having = self._having[event.name] = [
+                addon for addon in self._chain
+                if any(getattr(each, event.name, None) for each in traverse([addon]))]
+        for addon in having:
+            try:
+                with safecall():
+                    await self.invoke_addon(addon, event)
+            except exceptions.AddonHalt:
+                return
 
 
 class _LeftOut:
