@@ -42,7 +42,10 @@ def measure(flows: int) -> dict[str, float]:
     from mitmproxy.proxy.layers import http as layers
     from mitmproxy.test import taddons, tflow
 
-    from robotsgate.mitm import RobotsGate
+    try:
+        from robotsgate.mitm import RobotsGate
+    except ImportError:  # a revision whose addon was one module
+        from robotsgate.addon import RobotsGate  # type: ignore[no-redef]
 
     async def lookup(host: str, port: int) -> list[str]:
         return ["203.0.113.10"]
