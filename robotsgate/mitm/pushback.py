@@ -15,6 +15,8 @@ from robotsgate.state.pacing import parse_retry_after
 
 logger = logging.getLogger(__name__)
 
+_DELAY_MS = b"x-robotsgate-delay-ms"  # its own name, or within another's: replace then
+
 
 class Pushback:
     def __init__(self, runtime: Runtime) -> None:
@@ -28,16 +30,18 @@ class Pushback:
         delay = flow.metadata.get(keys.DELAY_MS)
         if delay is not None:
             # The origin cannot set it for us: any header of that name it sent goes.
-            set_headers(response.headers, [(b"X-Robotsgate-Delay-Ms", str(delay).encode())],
-                        replace=any(name.lower() == b"x-robotsgate-delay-ms"
-                                    for name, _ in response.headers.fields))
+            headers = response.headers
+            set_headers(headers, [(b"X-Robotsgate-Delay-Ms", str(delay).encode())],
+                        replace=_DELAY_MS in b"\n".join(
+                            [name for name, _ in headers.fields]).lower())
         host = flow.metadata.get(keys.HOST) or \
             Origin.of(flow.request.scheme, flow.request.host, flow.request.port).host
         politeness = self.runtime.of(flow).services.politeness
         if response.status_code in (429, 503):
             return self._pause(politeness, host, response.status_code, parse_retry_after(
                 response.headers.get("retry-after"), self.runtime.clocks.clock()))
-        return politeness.recovered(host)  # the schedule's own coroutine, awaited by mitmproxy
+        # The schedule's own coroutine, awaited by mitmproxy; none for nearly every answer.
+        return politeness.recovered(host)
 
     async def _pause(self, politeness: Politeness, host: str, status: int,
                      retry_after: float | None) -> None:

@@ -191,11 +191,15 @@ class _Stated:
 
     @classmethod
     def of(cls, response: http.Response) -> "_Stated":
+        fields = response.headers.fields
+        names = b"\n".join([name for name, _ in fields]).lower()
+        if not any(name in names for name in _STATING):
+            return _NOTHING_STATED  # nearly every answer: one look at its names, no loop
         lines: list[bytes] = []
         robots_tags: list[bytes] = []
         tdm = ours = image = False
         policy = None
-        for name, value in response.headers.fields:
+        for name, value in fields:
             size = len(name)  # a length first: most names are none of these
             if size == 13 and name.lower() == b"content-usage":
                 lines.append(value)
@@ -214,6 +218,12 @@ class _Stated:
         if ours:
             del response.headers[HEADER]  # the origin cannot speak for robotsgate
         return cls(tuple(lines), tdm, tuple(robots_tags), image, policy)
+
+
+# The names _Stated reads for (Content-Type alone says nothing), or within another name's: then
+# the fields are read one by one.
+_STATING = (b"content-usage", b"tdm-", b"x-robotsgate-usage", b"x-robots-tag")
+_NOTHING_STATED = _Stated((), False)
 
 
 def origin_answer(flow: http.HTTPFlow, response: http.Response) -> bool:

@@ -39,9 +39,11 @@ class Politeness:
         """The origin said 429 or 503: the host is paused for every bot. The pause, seconds."""
         return self.pacing.pushback(host, retry_after)
 
-    def recovered(self, host: str) -> Awaitable[None]:
-        """An ordinary answer: the backoff starts from the beginning again."""
-        return self.pacing.recovered(host)
+    def recovered(self, host: str) -> Awaitable[None] | None:
+        """An ordinary answer: the backoff starts from the beginning again. None when there is
+        none to end (nearly every answer): no coroutine for it."""
+        pacing = self.pacing
+        return pacing.recovered(host) if pacing.backing_off(host) else None
 
     # -- as it leaves ---------------------------------------------------------------------------
 

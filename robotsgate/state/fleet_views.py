@@ -97,6 +97,10 @@ class FleetPacer:
             fleet.local_pacer.follow(host, 0.0, pause)
         return pause
 
+    def backing_off(self, host: str) -> bool:
+        fleet = self._fleet
+        return fleet.shared_pacer.backing_off(host) or fleet.local_pacer.backing_off(host)
+
     async def recovered(self, host: str) -> None:
         fleet = self._fleet
         if await fleet.ask(lambda: fleet.shared_pacer.recovered(host)) is Down.DOWN:

@@ -37,6 +37,10 @@ class Pacing(Protocol):
 
     async def recovered(self, host: str) -> None: ...
 
+    def backing_off(self, host: str) -> bool:
+        """Whether `host` may have a backoff for `recovered` to end (a 429 or 503 seen): asked
+        of every answer, without I/O, so that an ordinary one costs nothing more."""
+
 
 _FREE = Slot(0.0, False)
 
@@ -80,6 +84,10 @@ class Pacer:
         schedule = self._hosts.get(host)
         if schedule is not None and schedule.failures:
             self._hosts[host] = politeness.recovered(schedule)
+
+    def backing_off(self, host: str) -> bool:
+        schedule = self._hosts.get(host)
+        return schedule is not None and schedule.failures > 0
 
     def follow(self, host: str, next_in: float, paused_for: float = 0.0) -> None:
         """Adopt a schedule decided elsewhere (a fleet's), to carry on from it if need be."""

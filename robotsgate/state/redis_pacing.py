@@ -238,6 +238,9 @@ class RedisPacer:
         self._learn(host, 0.0, float(paused_until))
         return float(pause)
 
+    def backing_off(self, host: str) -> bool:
+        return host in self._backing_off
+
     async def recovered(self, host: str) -> None:
         # Only hosts known to have backed off somewhere: every ordinary answer would otherwise
         # cost a round trip.

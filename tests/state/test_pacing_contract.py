@@ -255,6 +255,18 @@ async def test_an_ordinary_answer_starts_the_backoff_over(backend: Backend) -> N
     assert await a.pushback("never-paused.example", None) == 1.0
 
 
+async def test_only_a_host_that_backed_off_has_a_backoff_to_end(backend: Backend) -> None:
+    # Asked of every answer (without I/O): an ordinary answer to a host never paused costs no
+    # call to `recovered`, so this must be true whenever `recovered` has something to end.
+    a, b = backend.open(2, max_wait=10_000.0)
+    assert not a.backing_off("h.example")
+    await a.pushback("h.example", None)
+    assert a.backing_off("h.example")
+    await a.recovered("h.example")
+    assert not a.backing_off("h.example")
+    assert await b.pushback("h.example", None) == 1.0  # started over
+
+
 async def test_a_pause_beyond_max_wait_is_refused_as_pushback(backend: Backend) -> None:
     [pacer] = backend.open(max_wait=5.0)
     await pacer.pushback("h.example", 120.0)
