@@ -19,7 +19,7 @@ flow.metadata (robotsgate.mitm.keys) and sharing the configuration that `Runtime
 """
 
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import httpx
@@ -63,8 +63,14 @@ class RobotsGate:
                       Pushback(self.runtime),
                       PageReader(self.runtime), UsageCheck(self.runtime),
                       LicenseCheck(self.runtime))
+        self.wire(self.parts)
+
+    def wire(self, parts: Sequence[object]) -> None:
+        """Route each mitmproxy hook to `parts`, in their order. (scripts/bench_proxy.py wires
+        all but one, to measure what each costs a request.)"""
         for hook in hooks.all_hooks:
-            methods = [method for part in self.parts
+            self.__dict__.pop(hook, None)
+            methods = [method for part in parts
                        if (method := getattr(part, hook, None)) is not None]
             if methods:
                 setattr(self, hook, _in_order(methods))
