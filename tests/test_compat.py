@@ -1,8 +1,11 @@
 """The fixes robotsgate makes to mitmproxy (robotsgate.mitm.compat), held against mitmproxy's
 own classes: an upgrade that changes what they rely on fails here."""
 
+import logging
+from typing import Any
+
 import pytest
-from mitmproxy import exceptions, http, options, version
+from mitmproxy import exceptions, hooks, http, master, options, version
 from mitmproxy.connection import Server
 from mitmproxy.proxy import commands, context
 from mitmproxy.proxy.layers.http import HttpRequestHook
@@ -197,6 +200,90 @@ async def test_the_lean_master_configures_each_addon_once_per_change() -> None:
     opts.update(listen_port=8089)
     assert counted == [{"listen_port"}]
     assert [compat._name(a) for a in master.addons.chain].count("termlog") == 1
+
+
+def _master(kind: str) -> master.Master:
+    """mitmproxy's Master with its own addon manager ("stock"), or with LeanAddons in its
+    place ("lean"): every test below must hold of both alike."""
+    made = master.Master(options.Options())
+    if kind == "lean":
+        made.options.changed.disconnect(made.addons._configure_all)
+        made.addons = compat.LeanAddons(made)
+    return made
+
+
+BOTH = pytest.mark.parametrize("kind", ["stock", "lean"])
+
+
+@BOTH
+async def test_an_addon_added_while_an_event_runs_gets_it_as_with_mitmproxys_manager(
+        kind: str) -> None:
+    made = _master(kind)
+    seen: list[str] = []
+
+    class Adder:
+        name = "adder"
+
+        def running(self) -> None:
+            seen.append("adder")
+            made.addons.add(_Late(seen))
+
+    made.addons.add(Adder())
+    await made.addons.trigger_event(hooks.RunningHook())
+    assert seen == ["adder", "late"]
+
+
+class _Late:
+    name = "late"
+
+    def __init__(self, seen: list[str]) -> None:
+        self.seen = seen
+
+    def running(self) -> None:
+        self.seen.append("late")
+
+
+@BOTH
+async def test_a_hook_set_when_options_change_is_called_as_with_mitmproxys_manager(
+        kind: str) -> None:
+    made = _master(kind)
+    seen: list[str] = []
+
+    class Toggle:
+        def load(self, loader: Any) -> None:
+            loader.add_option("toggle_on", bool, False, "")
+
+        def configure(self, updated: set[str]) -> None:
+            if made.options.toggle_on:
+                self.request = lambda flow: seen.append("late")
+
+    made.addons.add(Toggle())
+    await made.addons.trigger_event(HttpRequestHook(tflow.tflow()))  # listed without it
+    made.options.update(toggle_on=True)
+    await made.addons.trigger_event(HttpRequestHook(tflow.tflow()))
+    assert seen == ["late"]
+
+
+@BOTH
+async def test_a_hook_that_cannot_be_looked_up_is_logged_as_with_mitmproxys_manager(
+        kind: str, caplog: pytest.LogCaptureFixture) -> None:
+    # Not raised out of the event: in the proxy the flow would wait for a hook that never ends.
+    caplog.set_level(logging.ERROR)
+    made = _master(kind)
+    seen: list[str] = []
+
+    class Broken:
+        name = "broken"
+
+        def __getattr__(self, attr: str) -> Any:
+            if attr == "request":
+                raise RuntimeError("boom")
+            raise AttributeError(attr)
+
+    made.addons.add(Broken(), _Seen("after", seen))
+    await made.addons.trigger_event(HttpRequestHook(tflow.tflow()))
+    assert seen == ["after"]
+    assert "Addon error: boom" in caplog.text
 
 
 # --- what the layer relies on, and the rules it copies -------------------------------------------

@@ -178,14 +178,16 @@ class LeanAddons(AddonManager):
     AddonManager.trigger_event walks every addon of the chain for every event (each in its own
     coroutine, safecall and two generators, and an update event after each of a flow's), to
     find the few that have the hook. Here the addons of the chain whose tree has the hook are
-    listed once per event name, and the list is made again whenever the tree can have changed:
-    mitmproxy's API for that is add, register, remove and clear (a Script addon reloading its
-    file, the ScriptLoader changing the scripts, an addon managing addons: all go through
-    register and remove). Each addon listed is invoked exactly as AddonManager invokes it, in
-    the chain's order, under safecall, an AddonHalt ending the event.
+    listed once per event name, and the list is made again whenever the tree or its hooks can
+    have changed: mitmproxy's API for the tree is add, register, remove and clear (a Script
+    addon reloading its file, the ScriptLoader changing the scripts, an addon managing addons:
+    all go through register and remove), and a hook set at run time is set in `configure`.
+    Each addon listed is invoked exactly as AddonManager invokes it, in the chain's order,
+    under safecall, an AddonHalt ending the event; an addon added while the event runs gets it
+    too, as AddonManager's walk of the chain would give it.
 
     Assumed, as mitmproxy's API says: an addon that changes its `addons` registers or removes
-    them; a hook is a method, not an attribute set on a running addon.
+    them; a hook appears on a running addon only when options change.
     """
 
     def __init__(self, master: Any) -> None:
@@ -226,18 +228,43 @@ class LeanAddons(AddonManager):
         finally:
             self._having = {}
 
+    def _configure_all(self, updated: set[str]) -> None:
+        # A configure hook may set or drop a hook.
+        self._having = {}
+        try:
+            super()._configure_all(updated)
+        finally:
+            self._having = {}
+
     async def trigger_event(self, event: Any) -> None:
+        chain = self._chain
+        start = len(chain)
         having = self._having.get(event.name)
         if having is None:
-            having = self._having[event.name] = [
-                addon for addon in self._chain
-                if any(getattr(each, event.name, None) for each in traverse([addon]))]
-        for addon in having:
-            try:
+            having = self._having[event.name] = [addon for addon in chain
+                                                 if _has_hook(addon, event.name)]
+        try:
+            for addon in having:
                 with safecall():
                     await self.invoke_addon(addon, event)
-            except exceptions.AddonHalt:
-                return
+            # AddonManager walks the chain's list itself: an addon added (appended to it)
+            # while this event ran gets the event too.
+            while start < len(chain):
+                addon = chain[start]
+                start += 1
+                if _has_hook(addon, event.name):
+                    with safecall():
+                        await self.invoke_addon(addon, event)
+        except exceptions.AddonHalt:
+            return
+
+
+def _has_hook(addon: Any, name: str) -> bool:
+    """Whether the addon's tree has the hook, as AddonManager._iter_hooks would find it."""
+    try:
+        return any(getattr(each, name, None) for each in traverse([addon]))
+    except Exception:
+        return True  # invoked, to meet the error under safecall, as AddonManager meets it
 
 
 class _LeftOut:
