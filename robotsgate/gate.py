@@ -130,12 +130,14 @@ class Gate:
         agent = request.agent or robots.agent_for(request.user_agent or "")
         # decide() reads "//x/y" as a network-path reference (host x); a request's path is a path.
         path = request.path if not request.path.startswith("//") else "http://_" + request.path
-        decision = await self._in_slices(robots.decide_steps(agent, path))
+        steps = robots.decide_steps(agent, path)
+        decision = _in_one_slice(steps) or await self._in_slices(steps)
         # What the server will really serve may be another path (/a/../private, /%70rivate):
         # when it is, deny if either reading is denied, and its usage preferences count too.
         equivalent = server_equivalent(request.path)
         if decision.allowed and equivalent != request.path:
-            other = await self._in_slices(robots.decide_steps(agent, equivalent))
+            steps = robots.decide_steps(agent, equivalent)
+            other = _in_one_slice(steps) or await self._in_slices(steps)
             if not other.allowed:
                 decision = other
         if not decision.allowed:
@@ -212,25 +214,21 @@ class Gate:
         return (slot.wait if isinstance(slot, Slot) else 0.0), interval
 
     async def _in_slices(self, steps: Generator[None, None, Decision]) -> Decision:
-        """Run a decision that comes in slices of bounded work (RobotsTxt.decide_steps).
+        """Run the rest of a decision that comes in slices of bounded work
+        (RobotsTxt.decide_steps), its first slice done (_in_one_slice).
 
         Ordinary decisions come in one slice and never give the event loop up. A long one
         (a hostile robots.txt, a long path) lets the loop serve other requests between its
         slices, and long ones take turns: however many there are, each turn of the loop does
         at most one slice of them, so one site cannot stall the others.
         """
-        try:
-            next(steps)
-        except StopIteration as done:
-            decision: Decision = done.value
-            return decision
         async with self._long_decisions:
             try:
                 while True:
                     await asyncio.sleep(0)
                     next(steps)
             except StopIteration as done:
-                decision = done.value
+                decision: Decision = done.value
                 return decision
 
     def _interval(self, robots: RobotsTxt, agent: str, *, clamp: bool = False
@@ -307,3 +305,14 @@ class Gate:
         """The store's key for the copy of `origin`'s robots.txt kept for this bot: its
         product token, or "*" for bots named by their User-Agent alone."""
         return _cache_key(origin, agent.lower() if agent else "*")
+
+
+def _in_one_slice(steps: Generator[None, None, Decision]) -> Decision | None:
+    """The decision, when it comes in its first slice (nearly every one: no coroutine for it);
+    None when there are more slices to run (Gate._in_slices)."""
+    try:
+        next(steps)
+    except StopIteration as done:
+        decision: Decision = done.value
+        return decision
+    return None

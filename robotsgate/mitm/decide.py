@@ -31,13 +31,10 @@ class Decide:
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
 
-    async def requestheaders(self, flow: http.HTTPFlow) -> None:
+    def requestheaders(self, flow: http.HTTPFlow) -> Awaitable[None]:
         if flow.is_replay == "request":
             _forget(flow)  # sent again: decided again, as it is now
-        await self._decide_once(flow)
-        if flow.response is not None:
-            # The proxy answers: the body is read and dropped, never streamed to the origin.
-            flow.request.stream = False
+        return self._decide_once(flow)  # its own coroutine, awaited by mitmproxy
 
     def request(self, flow: http.HTTPFlow) -> Awaitable[None] | None:
         # Every flow passes requestheaders first; this only catches one that did not (a flow
@@ -49,22 +46,25 @@ class Decide:
 
     async def _decide_once(self, flow: http.HTTPFlow) -> None:
         # A flow read back from a file says it was decided, by another process: not here.
-        if flow.metadata.get(keys.DECIDED) == _THIS_PROCESS or flow.response is not None or \
-                flow.error is not None or not flow.live:
-            return
-        flow.metadata[keys.DECIDED] = _THIS_PROCESS
-        try:
-            await self._decide(flow)
-        except AuditUnwritable:
-            # robots_audit_failure=closed: nothing passes (or is blocked) unrecorded.
-            answer(flow, Reason.AUDIT_UNAVAILABLE, outcomes.text(Reason.AUDIT_UNAVAILABLE),
-                   retry_after(60))
-        except SharedStateUnavailable as exc:
-            # robots_redis_fallback=closed; the outage itself is logged once, by the fleet.
-            self._fail(flow, Reason.REDIS_UNAVAILABLE, str(exc))
-        except Exception as exc:
-            logger.exception("robotsgate: internal error deciding %s", flow.request.pretty_url)
-            self._fail(flow, Reason.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")
+        if flow.metadata.get(keys.DECIDED) != _THIS_PROCESS and flow.response is None and \
+                flow.error is None and flow.live:
+            flow.metadata[keys.DECIDED] = _THIS_PROCESS
+            try:
+                await self._decide(flow)
+            except AuditUnwritable:
+                # robots_audit_failure=closed: nothing passes (or is blocked) unrecorded.
+                answer(flow, Reason.AUDIT_UNAVAILABLE, outcomes.text(Reason.AUDIT_UNAVAILABLE),
+                       retry_after(60))
+            except SharedStateUnavailable as exc:
+                # robots_redis_fallback=closed; the outage itself is logged once, by the fleet.
+                self._fail(flow, Reason.REDIS_UNAVAILABLE, str(exc))
+            except Exception as exc:
+                logger.exception("robotsgate: internal error deciding %s",
+                                 flow.request.pretty_url)
+                self._fail(flow, Reason.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")
+        if flow.response is not None:
+            # The proxy answers: the body is read and dropped, never streamed to the origin.
+            flow.request.stream = False
 
     def _fail(self, flow: http.HTTPFlow, reason: Reason, error: str | None = None) -> None:
         fail_closed(flow, self.runtime.recorder_of(flow), reason, error)
