@@ -66,8 +66,8 @@ class RobotsGate:
         self.wire(self.parts)
 
     def wire(self, parts: Sequence[object]) -> None:
-        """Route each mitmproxy hook to `parts`, in their order. (scripts/bench_proxy.py wires
-        all but one, to measure what each costs a request.)"""
+        """Route each mitmproxy hook to `parts`, in their order. (scripts/bench_parts.py wires
+        all but some, to measure what each costs a request.)"""
         for hook in hooks.all_hooks:
             self.__dict__.pop(hook, None)
             methods = [method for part in parts
