@@ -1,6 +1,7 @@
 """The mitmproxy script `robotsgate serve` runs (`mitmdump -s robotsgate/addon.py`): an
-installed package needs no checkout. robotsgate.mitm lists the addons."""
+installed package needs no checkout. robotsgate.mitm lists the parts; the module holds their
+hooks itself, as addon.py does."""
 
 from robotsgate.mitm import RobotsGate
 
-addons = [RobotsGate()]
+globals().update(RobotsGate().hooks())

@@ -23,7 +23,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import httpx
-from mitmproxy import hooks
+from mitmproxy.hooks import all_hooks
 from mitmproxy.proxy import layers, server_hooks  # noqa: F401  (they declare their hooks)
 
 from robotsgate.assemble import Clocks
@@ -42,7 +42,8 @@ from robotsgate.resolver import Lookup, system_lookup
 
 
 class RobotsGate:
-    """robotsgate as one mitmproxy addon: `addons = [RobotsGate()]`.
+    """robotsgate as one mitmproxy addon: `addons = [RobotsGate()]`, or its `hooks()` held by a
+    script (addon.py).
 
     Its hooks are its parts' hooks, called part after part in the order of `parts` (each
     awaited before the next runs), exactly as mitmproxy would call them were the parts its
@@ -68,12 +69,18 @@ class RobotsGate:
     def wire(self, parts: Sequence[object]) -> None:
         """Route each mitmproxy hook to `parts`, in their order. (scripts/bench_parts.py wires
         all but some, to measure what each costs a request.)"""
-        for hook in hooks.all_hooks:
+        for hook in all_hooks:
             self.__dict__.pop(hook, None)
             methods = [method for part in parts
                        if (method := getattr(part, hook, None)) is not None]
             if methods:
                 setattr(self, hook, _in_order(methods))
+
+    def hooks(self) -> dict[str, Callable[..., Any]]:
+        """Its hooks by name, for a script to hold as its own (addon.py): mitmproxy looks each
+        event up on every addon of a script's tree, for every flow, so hooks the script module
+        holds itself cost each event one look-up fewer than `addons = [RobotsGate()]`."""
+        return {name: hook for name, hook in vars(self).items() if name in all_hooks}
 
 
 def _in_order(methods: list[Callable[..., Any]]) -> Callable[..., Any]:

@@ -408,14 +408,22 @@ def _drain_answered_bodies() -> None:
     if getattr(original, "robotsgate", False):
         return
 
+    # Plain functions handing mitmproxy the generator to run (it runs them with `yield from`):
+    # a wrapping generator would be one more frame for every event of every request.
     def check_body_size(stream: HttpStream, request: bool) -> layer.CommandGenerator[bool]:
         if request and stream.flow.metadata.get(keys.ANSWERED):
             stream.request_body_buf.clear()
-            return False
-        return (yield from original(stream, request))
+            return _returning(False)
+        return original(stream, request)
 
     check_body_size.robotsgate = True  # type: ignore[attr-defined]
     HttpStream.check_body_size = check_body_size  # type: ignore[method-assign,assignment]
+
+
+def _returning(value: bool) -> layer.CommandGenerator[bool]:
+    """A command generator that issues no command and gives `value`."""
+    return value
+    yield  # a generator, for `yield from`
 
 
 def _frame_downgraded_requests() -> None:
@@ -440,7 +448,7 @@ def _frame_downgraded_requests() -> None:
             if (request.is_http2 or request.is_http3) and "content-length" not in headers \
                     and "transfer-encoding" not in headers:
                 headers["transfer-encoding"] = "chunked"
-        return (yield from original(client, event))  # type: ignore[arg-type]
+        return original(client, event)  # type: ignore[arg-type]
 
     send.robotsgate = True  # type: ignore[attr-defined]
     Http1Client.send = send  # type: ignore[method-assign,assignment]

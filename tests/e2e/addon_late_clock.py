@@ -10,4 +10,4 @@ from robotsgate.mitm import RobotsGate
 
 LATE = 3600  # seconds
 
-addons = [RobotsGate(clocks=Clocks(clock=lambda: time.time() - LATE))]
+globals().update(RobotsGate(clocks=Clocks(clock=lambda: time.time() - LATE)).hooks())
