@@ -6,4 +6,4 @@ a script's addon tree for every event of every flow, and this tree is one level 
 
 from robotsgate.mitm import RobotsGate
 
-globals().update(RobotsGate().hooks())
+globals().update(RobotsGate().as_script())

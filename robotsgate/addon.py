@@ -4,4 +4,4 @@ hooks itself, as addon.py does."""
 
 from robotsgate.mitm import RobotsGate
 
-globals().update(RobotsGate().hooks())
+globals().update(RobotsGate().as_script())

@@ -15,4 +15,4 @@ if _unknown:
     raise SystemExit(f"ROBOTSGATE_BENCH_WITHOUT names no part: {', '.join(sorted(_unknown))}")
 _gate.wire([part for part in _gate.parts if type(part).__name__ not in _WITHOUT])
 
-globals().update(_gate.hooks())  # as addon.py holds them
+globals().update(_gate.as_script())  # as addon.py holds them

@@ -42,8 +42,8 @@ from robotsgate.resolver import Lookup, system_lookup
 
 
 class RobotsGate:
-    """robotsgate as one mitmproxy addon: `addons = [RobotsGate()]`, or its `hooks()` held by a
-    script (addon.py).
+    """robotsgate as one mitmproxy addon: `addons = [RobotsGate()]`, or what `as_script()`
+    gives, held by a script (addon.py).
 
     Its hooks are its parts' hooks, called part after part in the order of `parts` (each
     awaited before the next runs), exactly as mitmproxy would call them were the parts its
@@ -76,11 +76,20 @@ class RobotsGate:
             if methods:
                 setattr(self, hook, _in_order(methods))
 
-    def hooks(self) -> dict[str, Callable[..., Any]]:
-        """Its hooks by name, for a script to hold as its own (addon.py): mitmproxy looks each
-        event up on every addon of a script's tree, for every flow, so hooks the script module
-        holds itself cost each event one look-up fewer than `addons = [RobotsGate()]`."""
-        return {name: hook for name, hook in vars(self).items() if name in all_hooks}
+    def as_script(self) -> dict[str, Any]:
+        """What a script module holds to be robotsgate (addon.py): its hooks by name, and the
+        name mitmproxy registers it under. Hooks the module holds itself cost each event one
+        look-up fewer than `addons = [RobotsGate()]` (mitmproxy looks each event up on every
+        addon of a script's tree, for every flow). The name is the one a RobotsGate addon has:
+        mitmproxy refuses a second addon of that name, so one proxy never runs two gates (each
+        request decided twice, two audit chains in one log)."""
+        held: dict[str, Any] = {"name": NAME}
+        held.update((name, hook) for name, hook in vars(self).items() if name in all_hooks)
+        return held
+
+
+# The addon name mitmproxy knows robotsgate by (a class's is its lower-cased name).
+NAME = "robotsgate"
 
 
 def _in_order(methods: list[Callable[..., Any]]) -> Callable[..., Any]:

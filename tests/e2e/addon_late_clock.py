@@ -10,4 +10,4 @@ from robotsgate.mitm import RobotsGate
 
 LATE = 3600  # seconds
 
-globals().update(RobotsGate(clocks=Clocks(clock=lambda: time.time() - LATE)).hooks())
+globals().update(RobotsGate(clocks=Clocks(clock=lambda: time.time() - LATE)).as_script())

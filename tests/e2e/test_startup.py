@@ -179,6 +179,24 @@ def test_mitmdump_on_every_interface_without_proxyauth_warns(tmp_path: Path) -> 
     assert f"listening on every interface (port {port}) without proxyauth" in output
 
 
+def test_robotsgate_loaded_twice_stops_the_start(tmp_path: Path) -> None:
+    """Two gates in one proxy would decide every request twice, two audit chains in one log:
+    addon.py and robotsgate/addon.py register under one addon name, and mitmproxy refuses the
+    second (it did when addon.py held `addons = [RobotsGate()]`; it must now that the script
+    holds the hooks itself)."""
+    command = mitmdump_command(free_port(), tmp_path / "conf", {
+        "robots_audit_log": str(tmp_path / "audit.jsonl")})
+    command += ["-s", str(REPO / "robotsgate" / "addon.py")]
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True,
+                          env=mitmdump_env(), timeout=60)
+    output = done.stdout + done.stderr
+
+    assert done.returncode == 1, output
+    assert "An addon called 'robotsgate' already exists" in output
+    assert "Error logged during startup, exiting" in output
+    assert "obeying robots.txt" not in output
+
+
 def test_robotsgate_serve_help_says_what_it_does() -> None:
     result = subprocess.run([str(ROBOTSGATE), "serve", "--help"], capture_output=True,
                             text=True, timeout=30)
