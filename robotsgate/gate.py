@@ -24,6 +24,7 @@ from robotsgate.purposes import Purposes, UsageRefusal, refused
 from robotsgate.retrieval import Retrieval
 from robotsgate.state.pacing import NoSlot, Pacer, Pacing, Slot
 from robotsgate.state.store import RobotsEntry, Store
+from robotsgate.values import quick_init
 
 _PACED_HOSTS = 10_000  # hosts the default pacer remembers, when none is given
 _CATEGORIES = frozenset(CATEGORIES)  # usage categories always reported, declared or not
@@ -33,6 +34,7 @@ def _cache_key(origin: Origin, who: str) -> str:
     return f"{origin.key} {who}"  # no space in an origin's key: the two parts stay apart
 
 
+@quick_init  # made for every request (robotsgate.values)
 @dataclass(frozen=True, slots=True)
 class Request:
     origin: Origin
@@ -51,6 +53,7 @@ class Request:
 Action = Literal["forward", "block", "unavailable", "throttle", "closed"]
 
 
+@quick_init  # made for every request (robotsgate.values)
 @dataclass(frozen=True, slots=True)
 class Verdict:
     action: Action

@@ -16,6 +16,7 @@ from robotsgate.origin import Origin
 from robotsgate.outcomes import Reason
 from robotsgate.purposes import NONE as NO_PURPOSES
 from robotsgate.purposes import Purposes
+from robotsgate.values import quick_init
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +31,7 @@ class Record:
     error: str | None = None
 
 
+@quick_init  # made for every request (robotsgate.values)
 @dataclass(frozen=True, slots=True)
 class Who:
     """Whom the request was decided for, and what for: kept for the response and the audit."""
@@ -51,6 +53,7 @@ class Answer:
     records: tuple[Record, ...] = ()
 
 
+@quick_init  # made for every request (robotsgate.values)
 @dataclass(frozen=True, slots=True)
 class Forward:
     """The request leaves, as this: everything that names or frames it is the proxy's."""

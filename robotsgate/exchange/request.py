@@ -15,10 +15,12 @@ from dataclasses import dataclass
 from robotsgate import outcomes
 from robotsgate.outcomes import Reason
 from robotsgate.protocol import MAX_URL_LENGTH, url_too_long
+from robotsgate.values import quick_init
 
 Fields = Sequence[tuple[bytes, bytes]]
 
 
+@quick_init  # made for every request (robotsgate.values)
 @dataclass(frozen=True, slots=True)
 class Facts:
     """What names, frames and identifies one request, as received.
