@@ -3,11 +3,13 @@
 The proxies of scripts/bench_proxy.py (nginx origin, wrk, robots.txt cached, Googlebot, the
 allowed page, keep-alive), in the same rotating rounds: plain `mitmdump`, `mitmdump -s addon.py`
 (gate), and the gate with one part left out at a time (scripts/bench_parts_addon.py), and with
-every part that works on answers left out (the decision alone). Prints each proxy's requests/s
-and CPU per request (medians of the rounds), and what a part costs: the gate's CPU per request
-less that of the gate without it (the median of the rounds' differences); for the decision
-alone, its CPU per request less plain mitmdump's. A part idle under the configuration (Pay,
-Sign, LicenseCheck: nothing priced, signed or licensed) costs what calling it costs.
+every part that works on answers left out (the decision alone); and a script whose four HTTP
+hooks do nothing (scripts/bench_empty_hooks.py): what mitmproxy itself spends to call any
+script's hooks, the floor under the gate's cost. Prints each proxy's requests/s and CPU per
+request (medians of the rounds), and what a part costs: the gate's CPU per request less that of
+the gate without it (the median of the rounds' differences); for the decision alone and the
+empty hooks, their CPU per request less plain mitmdump's. A part idle under the configuration
+(Pay, Sign, LicenseCheck: nothing priced, signed or licensed) costs what calling it costs.
 
 A figure of a few µs is within the noise of a run; the ones that matter are tens.
 
@@ -77,12 +79,15 @@ def main() -> int:
         started: dict[str, tuple[subprocess.Popen[bytes], int]] = {}
         try:
             started["plain"] = start_mitmdump(workdir, "plain", None)
+            started["empty hooks"] = start_mitmdump(
+                workdir, "empty hooks", None,
+                extra=["-s", str(REPO / "scripts" / "bench_empty_hooks.py")])
             started["gate"] = start_mitmdump(workdir, "gate", REPO)
             for name, without in VARIANTS.items():
                 started[name] = start_without(workdir, name, without)
             url = f"http://127.0.0.1:{origin_port}/page.html"
             for name, (process, port) in started.items():
-                if name != "plain":  # robots.txt cached before anything is measured
+                if name not in ("plain", "empty hooks"):  # robots.txt cached first
                     opener = urllib.request.build_opener(urllib.request.ProxyHandler(
                         {"http": f"http://127.0.0.1:{port}"}))
                     opener.addheaders = [("User-Agent", USER_AGENT)]
@@ -110,7 +115,7 @@ def main() -> int:
         cpu = statistics.median(run.cpu_us for run in runs[name])
         if name == "plain":
             cost = ""
-        elif name in ("gate", "decision alone"):
+        elif name in ("empty hooks", "gate", "decision alone"):
             cost = f"{_difference(runs[name], runs['plain']):+.0f} over plain mitmdump"
         else:
             cost = f"{_difference(runs['gate'], runs[name]):+.0f} (the part's)"
