@@ -72,7 +72,7 @@ def test_still_frozen_and_copied_as_before() -> None:
 def test_the_values_made_for_every_request_are_quick_and_frozen(cls: type) -> None:
     init = vars(cls)["__init__"]
     assert init.__code__.co_filename == "<string>"
-    assert "_set0" in init.__code__.co_names
+    assert "_quick_set0" in init.__code__.co_names
     assert cls.__dataclass_params__.frozen  # type: ignore[attr-defined]
 
 
@@ -129,6 +129,37 @@ def test_what_it_cannot_make_as_the_dataclass_would_is_refused_at_import() -> No
             x: int
             y: InitVar[int] = 0
 
+    def own_init() -> None:
+        @quick_init
+        @dataclass(frozen=True, slots=True)
+        class OwnInit:
+            x: int
+
+            def __init__(self, x: int) -> None:
+                object.__setattr__(self, "x", abs(x))
+
+    def no_init() -> None:
+        @quick_init
+        @dataclass(frozen=True, slots=True, init=False)
+        class NoInit:
+            x: int = 0
+
+    def inherited() -> None:
+        @quick_init
+        @dataclass(frozen=True, slots=True)
+        class Child(Quick):
+            extra: int = 0
+
+    def clashing() -> None:
+        @quick_init
+        @dataclass(frozen=True, slots=True)
+        class Clashing:
+            _quick_set1: int
+
+    assert "the __init__ dataclasses wrote" in _refused(own_init)
+    assert "the __init__ dataclasses wrote" in _refused(no_init)
+    assert "Child.name" in _refused(inherited)
+    assert "Clashing._quick_set1" in _refused(clashing)
     assert "frozen, slotted" in _refused(mutable)
     assert "frozen, slotted" in _refused(no_slots)
     assert "Factory.x" in _refused(factory)
