@@ -9,6 +9,7 @@ import argparse
 import logging
 import re
 from collections.abc import Sequence
+from types import SimpleNamespace
 from typing import Any
 
 from mitmproxy import (
@@ -22,7 +23,7 @@ from mitmproxy import (
     optmanager,
     version,
 )
-from mitmproxy.addonmanager import AddonManager, safecall, traverse
+from mitmproxy.addonmanager import AddonManager, Loader, safecall, traverse
 from mitmproxy.addons import dumper, errorcheck, keepserving, readfile, termlog
 from mitmproxy.proxy import layer
 from mitmproxy.proxy.layers.http import GetHttpConnection, HttpStream
@@ -57,6 +58,9 @@ def relied_on() -> dict[str, bool]:
             hasattr(AddonManager, name) for name in ("_configure_all", "trigger_event",
                                                      "invoke_addon")),
         "addonmanager.safecall": callable(safecall),
+        # serve's start-up check: addons declare their options through a Loader on a master
+        # that has only `options` and `commands` (mitmdump_arguments).
+        "Loader(master).master": "master" in _stored(Loader),
         # A request sent again, signed, when its origin asks (robotsgate.mitm.signing).
         "clientplayback.ReplayHandler.replay": hasattr(ReplayHandler, "replay"),
     }
@@ -87,8 +91,23 @@ def check() -> list[str]:
 def mitmdump_arguments(args: Sequence[str], *, prog: str) -> argparse.Namespace:
     """mitmdump's command line read as mitmdump reads it (mitmproxy.tools.cmdline), so that
     `robotsgate serve` can refuse a mistake with status 2 before it starts mitmdump (which
-    turns argparse's 2 into 1). Raises SystemExit(2), argparse's message printed."""
-    parser: argparse.ArgumentParser = cmdline.mitmdump(options.Options())
+    turns argparse's 2 into 1). Raises SystemExit(2), argparse's message printed.
+
+    mitmdump's parser has a flag only for an option that is declared, and most are declared by
+    mitmdump's addons as they load (`-s` by the script loader, `--modify-headers` by
+    modifyheaders): each addon's `load` declares its options here first, on options of their
+    own, as mitmdump's master would."""
+    declared = options.Options()
+    # A master to load into: its options, and commands dropped (no command is run here).
+    loading = SimpleNamespace(options=declared, commands=SimpleNamespace(add=lambda *_: None))
+    loader = Loader(loading)
+    for each in (*addons.default_addons(), dumper.Dumper(), keepserving.KeepServing(),
+                 readfile.ReadFileStdin(), errorcheck.ErrorCheck()):
+        for addon in traverse([each]):
+            load = getattr(addon, "load", None)
+            if callable(load):
+                load(loader)
+    parser: argparse.ArgumentParser = cmdline.mitmdump(declared)
     parser.prog = prog
     return parser.parse_args(list(args))
 

@@ -121,6 +121,37 @@ def test_robotsgate_serve_runs_the_installed_proxy_keeping_relative_paths(
     assert not site.saw("/private/x")
 
 
+def test_robotsgate_serve_takes_mitmdump_flags_its_addons_declare(
+        tmp_path: Path, origin: Callable[..., Origin]) -> None:
+    """`-s` (the script loader's) and `--modify-headers` (modifyheaders') are declared by
+    mitmdump's addons as they load, not by mitmproxy's core options: serve's start-up check
+    knows them as mitmdump does, and the script and the option work beside robotsgate."""
+    site = origin(robots="User-agent: *\nDisallow: /private\n")
+    script = tmp_path / "mark.py"
+    script.write_text("def response(flow):\n    flow.response.headers['x-marked'] = 'yes'\n")
+    port = free_port()
+    command = [str(ROBOTSGATE), "serve", "--listen-port", str(port),
+               "--set", f"confdir={tmp_path / 'conf'}", "--set", "robots_audit_log=audit.jsonl",
+               "--set", "robots_egress_allow=127.0.0.0/8", "-s", str(script),
+               "--modify-headers", "/~q/x-asked/by-option"]
+    with subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, env=clean_env({})) as proc:
+        try:
+            _wait_for_port(port, proc)
+            env = clean_env({"http_proxy": f"http://127.0.0.1:{port}"})
+            answered = subprocess.run(
+                [require_tool("curl"), "-s", "-D", "-", "-o", "/dev/null",
+                 site.url("/public")], env=env, capture_output=True, text=True, timeout=30)
+        finally:
+            proc.terminate()
+            output = proc.communicate(timeout=30)[0].decode(errors="replace")
+    assert "200" in answered.stdout.splitlines()[0], output
+    assert "x-marked: yes" in answered.stdout.lower(), output
+    assert site.saw("/public")
+    assert [request.headers.get("x-asked") for request in site.seen
+            if request.path == "/public"] == ["by-option"], output
+
+
 def test_robotsgate_serve_refuses_a_bad_value_in_one_line(tmp_path: Path) -> None:
     result = subprocess.run(
         [str(ROBOTSGATE), "serve", "--listen-port", str(free_port()), "--set",
