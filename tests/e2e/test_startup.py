@@ -94,23 +94,9 @@ def test_robotsgate_serve_runs_the_installed_proxy_keeping_relative_paths(
     workdir = tmp_path / "here"
     workdir.mkdir()
     # Run from elsewhere than the checkout, with a relative audit path: it lands in workdir.
-    command = [str(ROBOTSGATE), "serve", "--listen-port", str(port),
-               "--set", f"confdir={tmp_path / 'conf'}", "--set", "robots_audit_log=audit.jsonl",
-               "--set", "robots_egress_allow=127.0.0.0/8"]  # the test's site is on loopback
-    with subprocess.Popen(command, cwd=workdir, stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, env=clean_env({})) as proc:
-        try:
-            _wait_for_port(port, proc)
-            env = clean_env({"http_proxy": f"http://127.0.0.1:{port}"})
-            blocked = subprocess.run(
-                [require_tool("curl"), "-s", "-o", "/dev/null", "-w", "%{http_code}",
-                 site.url("/private/x")], env=env, capture_output=True, text=True, timeout=30)
-            allowed = subprocess.run(
-                [require_tool("curl"), "-s", "-o", "/dev/null", "-w", "%{http_code}",
-                 site.url("/public")], env=env, capture_output=True, text=True, timeout=30)
-        finally:
-            proc.terminate()
-            output = proc.communicate(timeout=30)[0].decode(errors="replace")
+    [blocked, allowed], output = _through_serve(
+        workdir, port, [], [["-o", "/dev/null", "-w", "%{http_code}", site.url("/private/x")],
+                            ["-o", "/dev/null", "-w", "%{http_code}", site.url("/public")]])
     assert (blocked.stdout, allowed.stdout) == ("403", "200"), output
     [record] = [json.loads(line) for line in (workdir / "audit.jsonl").read_text().splitlines()]
     assert record["url"] == site.url("/private/x")
@@ -129,22 +115,9 @@ def test_robotsgate_serve_takes_mitmdump_flags_its_addons_declare(
     site = origin(robots="User-agent: *\nDisallow: /private\n")
     script = tmp_path / "mark.py"
     script.write_text("def response(flow):\n    flow.response.headers['x-marked'] = 'yes'\n")
-    port = free_port()
-    command = [str(ROBOTSGATE), "serve", "--listen-port", str(port),
-               "--set", f"confdir={tmp_path / 'conf'}", "--set", "robots_audit_log=audit.jsonl",
-               "--set", "robots_egress_allow=127.0.0.0/8", "-s", str(script),
-               "--modify-headers", "/~q/x-asked/by-option"]
-    with subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, env=clean_env({})) as proc:
-        try:
-            _wait_for_port(port, proc)
-            env = clean_env({"http_proxy": f"http://127.0.0.1:{port}"})
-            answered = subprocess.run(
-                [require_tool("curl"), "-s", "-D", "-", "-o", "/dev/null",
-                 site.url("/public")], env=env, capture_output=True, text=True, timeout=30)
-        finally:
-            proc.terminate()
-            output = proc.communicate(timeout=30)[0].decode(errors="replace")
+    [answered], output = _through_serve(
+        tmp_path, free_port(), ["-s", str(script), "--modify-headers", "/~q/x-asked/by-option"],
+        [["-D", "-", "-o", "/dev/null", site.url("/public")]])
     assert "200" in answered.stdout.splitlines()[0], output
     assert "x-marked: yes" in answered.stdout.lower(), output
     assert site.saw("/public")
@@ -234,6 +207,28 @@ def test_robotsgate_serve_help_says_what_it_does() -> None:
     assert result.returncode == 0
     assert "usage: robotsgate serve [mitmdump options]" in result.stdout
     assert "--listen-port 8080" in result.stdout
+
+
+def _through_serve(workdir: Path, port: int, args: list[str], fetches: list[list[str]]
+                   ) -> tuple[list["subprocess.CompletedProcess[str]"], str]:
+    """`robotsgate serve` on `port`, run in `workdir` with a relative audit log and `args`, and a
+    curl through it for each of `fetches` (curl's arguments); what each got, and what serve
+    said."""
+    command = [str(ROBOTSGATE), "serve", "--listen-port", str(port),
+               "--set", f"confdir={workdir / 'conf'}", "--set", "robots_audit_log=audit.jsonl",
+               "--set", "robots_egress_allow=127.0.0.0/8", *args]  # the test's site: loopback
+    with subprocess.Popen(command, cwd=workdir, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, env=clean_env({})) as proc:
+        try:
+            _wait_for_port(port, proc)
+            env = clean_env({"http_proxy": f"http://127.0.0.1:{port}"})
+            got = [subprocess.run([require_tool("curl"), "-s", *fetch], env=env,
+                                  capture_output=True, text=True, timeout=30)
+                   for fetch in fetches]
+        finally:
+            proc.terminate()
+            output = proc.communicate(timeout=30)[0].decode(errors="replace")
+    return got, output
 
 
 def _wait_for_port(port: int, proc: "subprocess.Popen[bytes]") -> None:
