@@ -32,8 +32,8 @@ class Pushback:
             # The origin cannot set it for us: any header of that name it sent goes.
             headers = response.headers
             set_headers(headers, [(b"X-Robotsgate-Delay-Ms", str(delay).encode())],
-                        replace=_DELAY_MS in b"\n".join(
-                            [name for name, _ in headers.fields]).lower())
+                        replace=b"\n".join(
+                            [name for name, _ in headers.fields]).lower().find(_DELAY_MS) >= 0)
         host = flow.metadata.get(keys.HOST) or \
             Origin.of(flow.request.scheme, flow.request.host, flow.request.port).host
         politeness = self.runtime.of(flow).services.politeness

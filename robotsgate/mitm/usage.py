@@ -192,8 +192,11 @@ class _Stated:
     @classmethod
     def of(cls, response: http.Response) -> "_Stated":
         fields = response.headers.fields
-        names = b"\n".join([name for name, _ in fields]).lower()
-        if not any(name in names for name in _STATING):
+        find = b"\n".join([name for name, _ in fields]).lower().find
+        for name in _STATING:  # `find`, not `in`: `bytes in bytes` makes and drops a TypeError
+            if find(name) >= 0:
+                break
+        else:
             return _NOTHING_STATED  # nearly every answer: one look at its names, no loop
         lines: list[bytes] = []
         robots_tags: list[bytes] = []
@@ -209,7 +212,7 @@ class _Stated:
                 ours = True
             elif size == 12 and name.lower() == b"x-robots-tag":
                 lowered = value.lower()
-                if b"noai" in lowered or b"noimageai" in lowered:
+                if lowered.find(b"noai") >= 0 or lowered.find(b"noimageai") >= 0:
                     robots_tags.append(value)
             elif size == 12 and name.lower() == b"content-type":
                 image = value.lstrip().lower().startswith(b"image/")

@@ -55,19 +55,21 @@ def can_have_signals(body: bytes, content_type: str | None, agents: Iterable[str
     headers are not looked at here.
     """
     if body.startswith((b"\xff\xfe", b"\xfe\xff")) or not _bytes_readable(content_type) or \
-            b"\x1b" in body:  # ESC: an ISO-2022 escape, wherever the charset was declared
+            0x1B in body:  # ESC: an ISO-2022 escape, wherever the charset was declared
         return True
     # Every signal a page can carry names "robots" (META robots, section tags), one of the
     # agent's names (its own META), "tdm-reservation" or "rsl+xml" (a licence's <link>); a
     # character reference could spell any of them, so "&#" counts too. Lower-casing once and
     # plain substring tests is many times faster than one case-insensitive regular expression,
-    # which gets no fast scan for its literals.
+    # which gets no fast scan for its literals. `find`, not `in`: `bytes in bytes` makes and
+    # drops a TypeError before it searches (CPython tries the needle as an int first).
     lowered = body.lower()
-    if b"robots" in lowered or b"&#" in lowered or b"tdm-reservation" in lowered or \
-            b"rsl+xml" in lowered:
+    find = lowered.find
+    if find(b"robots") >= 0 or find(b"&#") >= 0 or find(b"tdm-reservation") >= 0 or \
+            find(b"rsl+xml") >= 0:
         return True
     for agent in agents:
-        if agent and agent.isascii() and agent.lower().encode("ascii") in lowered:
+        if agent and agent.isascii() and find(agent.lower().encode("ascii")) >= 0:
             return True
     return False
 
