@@ -31,8 +31,8 @@ PRIVATE: Final = "robotsgate"
 def private(flow: flows.Flow) -> Private:
     """The flow's Private, made on first use. Asked for a dozen times per request: one line
     once it holds something (an empty one, still falsy, is found again by setdefault)."""
-    found: Private = flow.metadata.get(PRIVATE) or _made(flow)  # no cast(): one call fewer
-    return found
+    # Not cast(): that is a call, on every one of those dozen times.
+    return flow.metadata.get(PRIVATE) or _made(flow)
 
 
 def _made(flow: flows.Flow) -> Private:

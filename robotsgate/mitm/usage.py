@@ -192,11 +192,9 @@ class _Stated:
     @classmethod
     def of(cls, response: http.Response) -> "_Stated":
         fields = response.headers.fields
-        find = b"\n".join([name for name, _ in fields]).lower().find
-        for name in _STATING:  # `find`, not `in`: `bytes in bytes` makes and drops a TypeError
-            if find(name) >= 0:
-                break
-        else:
+        names = b"\n".join([name for name, _ in fields]).lower()
+        # `find`, not `in`: `bytes in bytes` makes and drops a TypeError before it searches.
+        if max(map(names.find, _STATING)) < 0:
             return _NOTHING_STATED  # nearly every answer: one look at its names, no loop
         lines: list[bytes] = []
         robots_tags: list[bytes] = []

@@ -64,14 +64,16 @@ def can_have_signals(body: bytes, content_type: str | None, agents: Iterable[str
     # which gets no fast scan for its literals. `find`, not `in`: `bytes in bytes` makes and
     # drops a TypeError before it searches (CPython tries the needle as an int first).
     lowered = body.lower()
-    find = lowered.find
-    if find(b"robots") >= 0 or find(b"&#") >= 0 or find(b"tdm-reservation") >= 0 or \
-            find(b"rsl+xml") >= 0:
+    if max(map(lowered.find, _SIGNS)) >= 0:
         return True
     for agent in agents:
-        if agent and agent.isascii() and find(agent.lower().encode("ascii")) >= 0:
+        if agent and agent.isascii() and lowered.find(agent.lower().encode("ascii")) >= 0:
             return True
     return False
+
+
+# What every signal a page can carry spells (lower-cased): see can_have_signals.
+_SIGNS = (b"robots", b"&#", b"tdm-reservation", b"rsl+xml")
 
 
 def read_page(page: bytes | HtmlText, *, now: float, content_type: str | None = None,
