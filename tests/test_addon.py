@@ -6,6 +6,7 @@ import gc
 import hashlib
 import json
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -478,3 +479,44 @@ async def test_a_replay_is_signed_afresh(origins: Origins, audit_path: Path, tmp
         again = f.request.headers.get_all("signature")
         assert len(again) == 1 and again != first  # the old one dropped, a new one made
         assert f"created={int(now[0])}" in f.request.headers["signature-input"]
+
+
+class _Part:
+    """A part whose hooks note what they were called with, in `calls`; `slow` ones return an
+    awaitable that notes when it is done."""
+
+    def __init__(self, name: str, calls: list[str], *, slow: bool = False) -> None:
+        self.name, self.calls, self.slow = name, calls, slow
+
+    def requestheaders(self, f: object) -> Any:
+        self.calls.append(f"{self.name}({f})")
+        if self.slow:
+            return self._done()
+        return None
+
+    def running(self) -> None:
+        self.calls.append(f"{self.name}()")
+
+    async def _done(self) -> None:
+        await asyncio.sleep(0)
+        self.calls.append(f"{self.name} done")
+
+
+async def test_parts_hooks_run_in_order_each_awaited_before_the_next() -> None:
+    from robotsgate.mitm import RobotsGate
+
+    calls: list[str] = []
+    root = RobotsGate()
+    root.wire([_Part("a", calls), _Part("b", calls)])
+    assert root.requestheaders("f") is None  # synchronous parts: a synchronous hook
+    assert calls == ["a(f)", "b(f)"]
+    root.running()  # a hook without arguments
+    assert calls[2:] == ["a()", "b()"]
+
+    calls.clear()
+    root.wire([_Part("a", calls), _Part("b", calls, slow=True), _Part("c", calls),
+               _Part("d", calls, slow=True)])
+    pending = root.requestheaders("f")
+    assert calls == ["a(f)", "b(f)"]  # c waits for b
+    await pending
+    assert calls == ["a(f)", "b(f)", "b done", "c(f)", "d(f)", "d done"]

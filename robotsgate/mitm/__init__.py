@@ -18,9 +18,10 @@ flow.metadata (robotsgate.mitm.keys) and sharing the configuration that `Runtime
 - `LicenseCheck` RSL licences the response names (Link header, the page's <link>): withheld
 """
 
+import dataclasses
 import inspect
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import httpx
 from mitmproxy.hooks import all_hooks
@@ -74,7 +75,7 @@ class RobotsGate:
             methods = [method for part in parts
                        if (method := getattr(part, hook, None)) is not None]
             if methods:
-                setattr(self, hook, _in_order(methods))
+                setattr(self, hook, _in_order(methods, _ARITY[hook]))
 
     def as_script(self) -> dict[str, Any]:
         """What a script module holds to be robotsgate (addon.py): its hooks by name, and the
@@ -92,21 +93,33 @@ class RobotsGate:
 NAME = "robotsgate"
 
 
-def _in_order(methods: list[Callable[..., Any]]) -> Callable[..., Any]:
+def _in_order(methods: list[Callable[..., Any]], arity: int = 1) -> Callable[..., Any]:
     """One hook that calls `methods` in turn, as mitmproxy calls an addon tree's: synchronous
     while they are (a hook mitmproxy runs synchronously stays so), and from the first that
-    returns an awaitable, each awaited before the next is called."""
+    returns an awaitable, each awaited before the next is called. `arity`: how many arguments
+    the hook takes (every per-request hook takes one, the flow: called without packing them)."""
     if len(methods) == 1:
         return methods[0]
 
     def hook(*args: Any) -> Any:
-        for index, method in enumerate(methods):
+        for method in methods:
             result = method(*args)
             if result is not None and inspect.isawaitable(result):
-                return _awaiting(result, methods[index + 1:], args)
+                return _awaiting(result, methods[methods.index(method) + 1:], args)
         return None
 
-    return hook
+    def hook_of_one(arg: Any) -> Any:  # the same, for a hook of one argument
+        for method in methods:
+            result = method(arg)
+            if result is not None and inspect.isawaitable(result):
+                return _awaiting(result, methods[methods.index(method) + 1:], (arg,))
+        return None
+
+    return hook_of_one if arity == 1 else hook
+
+
+# How many arguments each hook takes, from the event mitmproxy declares for it.
+_ARITY = {name: len(dataclasses.fields(cast(Any, event))) for name, event in all_hooks.items()}
 
 
 async def _awaiting(first: Awaitable[Any], rest: list[Callable[..., Any]],

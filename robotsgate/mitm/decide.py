@@ -102,6 +102,9 @@ class Decide:
 # What marks a flow decided by this process (flows are saved with their metadata).
 _THIS_PROCESS = secrets.token_hex(8)
 _SIGNATURE_FIELDS = frozenset((b"signature", b"signature-input", b"signature-agent"))
+# The versions whose requests carry no Host line and no framing headers: Request.is_http2 or
+# is_http3, in one test of the request's own bytes (each property is a call).
+_MULTIPLEXED = frozenset((b"HTTP/2.0", b"HTTP/3"))
 
 
 def _forget(flow: http.HTTPFlow) -> None:
@@ -123,19 +126,18 @@ def _forget(flow: http.HTTPFlow) -> None:
 
 def facts_of(flow: http.HTTPFlow) -> Facts:
     """What the exchange policy decides on, read from the flow."""
-    req = flow.request
-    data = req.data
+    data = flow.request.data
     auth = flow.metadata.get("proxyauth")
     client = flow.client_conn
     peer = client.peername
-    http2 = req.is_http2 or req.is_http3
+    scheme = data.scheme.decode("utf-8", "surrogateescape")  # as Request.scheme decodes it
     return Facts(
-        req.scheme, data.host, data.port, data.method, data.path, data.authority,
-        data.headers.fields, http2=http2,
+        scheme, data.host, data.port, data.method, data.path, data.authority,
+        data.headers.fields, http2=data.http_version in _MULTIPLEXED,
         # The server name the client sent when it opened the TLS connection this request came
         # in on, inside its tunnel (an https request; not the name of a TLS connection to the
         # proxy itself, which carries http requests).
-        server_name=(client.sni or None) if client.tls and req.scheme == "https" else None,
+        server_name=(client.sni or None) if client.tls and scheme == "https" else None,
         client=peer[0] if peer else None,
         user=auth[0] if isinstance(auth, tuple) and auth else None)
 
@@ -148,12 +150,11 @@ def _write(recorder: Recorder, flow: http.HTTPFlow, records: tuple[Record, ...])
 
 def _apply(flow: http.HTTPFlow, plan: Forward) -> None:
     """The request as it leaves: what names and frames it is written from the plan."""
-    req = flow.request
-    data = req.data
+    data = flow.request.data
     origin = plan.origin
     authority = origin.authority.encode("ascii")
     data.host = origin.host
-    http2 = req.is_http2 or req.is_http3
+    http2 = data.http_version in _MULTIPLEXED
     if data.authority or http2:
         # An absolute target (inside a tunnel, or to an upstream proxy) or :authority names the
         # origin once more, canonically; an HTTP/2 request without one gets it.

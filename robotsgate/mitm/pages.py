@@ -26,20 +26,22 @@ class PageReader:
         """Trouble here never breaks a response: it goes through as it came, and the trouble is
         logged."""
         response, req = flow.response, flow.request
-        if response is None or flow.error is not None or \
-                flow.metadata.get(keys.ANSWERED) or response.status_code == 101:
+        if response is None or flow.error is not None or flow.metadata.get(keys.ANSWERED):
+            return
+        status = response.status_code
+        if status == 101:
             return
         live = self.runtime.of(flow)
         pages = live.pages
         seen = ResponseHeaders.of(response.headers.fields)
-        if not pages.reads(req.method, response.status_code, seen.content_type):
+        if not pages.reads(req.method, status, seen.content_type):
             return
         try:
             raw = response.raw_content
             if raw is None:
                 return  # streamed (stream_large_bodies): already on its way to the bot
             result = pages.annotate(
-                url=lambda: req.url, method=req.method, status=response.status_code,
+                url=lambda: req.url, method=req.method, status=status,
                 agent=page_agent(flow, live), user_agent=page_user_agent(flow),
                 content_type=seen.content_type, x_robots_tag=seen.x_robots_tag, raw=raw,
                 content_encoding=seen.content_encoding)

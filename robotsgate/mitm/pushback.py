@@ -24,8 +24,10 @@ class Pushback:
 
     def response(self, flow: http.HTTPFlow) -> Awaitable[object] | None:
         response = flow.response
-        if response is None or flow.error is not None or flow.metadata.get(keys.ANSWERED) or \
-                response.status_code == 101:
+        if response is None or flow.error is not None or flow.metadata.get(keys.ANSWERED):
+            return None
+        status = response.status_code
+        if status == 101:
             return None
         delay = flow.metadata.get(keys.DELAY_MS)
         if delay is not None:
@@ -37,8 +39,8 @@ class Pushback:
         host = flow.metadata.get(keys.HOST) or \
             Origin.of(flow.request.scheme, flow.request.host, flow.request.port).host
         politeness = self.runtime.of(flow).services.politeness
-        if response.status_code in (429, 503):
-            return self._pause(politeness, host, response.status_code, parse_retry_after(
+        if status in (429, 503):
+            return self._pause(politeness, host, status, parse_retry_after(
                 response.headers.get("retry-after"), self.runtime.clocks.clock()))
         # The schedule's own coroutine, awaited by mitmproxy; none for nearly every answer.
         return politeness.recovered(host)

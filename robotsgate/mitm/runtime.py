@@ -113,7 +113,8 @@ class Runtime:
 
     def of(self, flow: http.HTTPFlow) -> Live:
         """The configuration this flow is decided with: the one in force at its first hook."""
-        live = keys.private(flow).get(keys.LIVE)
+        private = flow.metadata.get(keys.PRIVATE)  # keys.private(), but asked several times
+        live = private.get(keys.LIVE) if private is not None else None  # per request: no call
         if live is None:
             live = keys.private(flow)[keys.LIVE] = self.live
         return live

@@ -67,13 +67,14 @@ class UsageCheck:
         if response is None or not origin_answer(flow, response):
             return
         stated = _Stated.of(response)
-        keys.private(flow)[keys.USAGE_STATED] = stated
+        private = keys.private(flow)
+        private[keys.USAGE_STATED] = stated
         usage, refusal = self._usage(flow, stated, tdm_meta=False)
-        keys.private(flow)[keys.USAGE_JUDGED] = refusal
+        private[keys.USAGE_JUDGED] = refusal
         _say(flow, usage)
         if refusal is None:
             return
-        verdict: Verdict = keys.private(flow)[keys.VERDICT]
+        verdict: Verdict = private[keys.VERDICT]
         if self.runtime.of(flow).settings.monitor:
             self._record(flow, verdict, refusal, response.status_code)
             return
@@ -88,21 +89,22 @@ class UsageCheck:
             return
         tdm_meta = bool(flow.metadata.get(keys.TDM_RESERVED))
         no_ai_meta: tuple[str, ...] = flow.metadata.get(keys.NO_AI, ())
-        if keys.USAGE_JUDGED in keys.private(flow) and not tdm_meta and not no_ai_meta:
+        private = keys.private(flow)
+        if keys.USAGE_JUDGED in private and not tdm_meta and not no_ai_meta:
             # Nothing said since the headers (the usual case): their judgement stands, and
             # X-Robotsgate-Usage is set already.
-            refusal = keys.private(flow)[keys.USAGE_JUDGED]
+            refusal = private[keys.USAGE_JUDGED]
             if refusal is None:
                 return
             usage = None
         else:
-            stated = keys.private(flow).get(keys.USAGE_STATED) or _Stated.of(response)
+            stated = private.get(keys.USAGE_STATED) or _Stated.of(response)
             usage, refusal = self._usage(flow, stated, tdm_meta=tdm_meta, no_ai_meta=no_ai_meta)
             if refusal is None:
                 _say(flow, usage)
                 return
         status = response.status_code
-        verdict: Verdict = keys.private(flow)[keys.VERDICT]
+        verdict: Verdict = private[keys.VERDICT]
         self._record(flow, verdict, refusal, status)
         if self.runtime.of(flow).settings.monitor:
             if usage is not None:
@@ -113,8 +115,9 @@ class UsageCheck:
 
     def _usage(self, flow: http.HTTPFlow, stated: "_Stated", *, tdm_meta: bool,
                no_ai_meta: tuple[str, ...] = ()) -> tuple[Usage, UsageRefusal | None]:
-        purposes: Purposes = keys.private(flow).get(keys.PURPOSES, NO_PURPOSES)
-        verdict: Verdict = keys.private(flow)[keys.VERDICT]
+        private = keys.private(flow)
+        purposes: Purposes = private.get(keys.PURPOSES, NO_PURPOSES)
+        verdict: Verdict = private[keys.VERDICT]
         if not (purposes or verdict.usage or stated.lines or stated.tdm or tdm_meta or
                 stated.robots_tags or no_ai_meta):
             return NO_USAGE, None  # nothing known, nothing declared: most answers
