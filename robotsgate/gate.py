@@ -16,7 +16,7 @@ from robotsgate.licensing import LicenseRefusal, LicenseToken, Licensing
 from robotsgate.metrics import Metrics
 from robotsgate.origin import Origin
 from robotsgate.outcomes import Reason, status
-from robotsgate.protocol import Decision, RobotsTxt, seconds_until_open
+from robotsgate.protocol import Decision, Pace, RobotsTxt, seconds_until_open
 from robotsgate.protocol.urls import server_equivalent
 from robotsgate.protocol.usage import CATEGORIES, NO_USAGE, Usage, combine
 from robotsgate.purposes import NONE as NO_PURPOSES
@@ -177,14 +177,14 @@ class Gate:
         return await self._pace(origin, robots, verdict)
 
     async def _pace(self, origin: Origin, robots: RobotsTxt, verdict: Verdict) -> Verdict:
-        agent = verdict.agent
-        window = robots.visit_time(agent)
+        pace = robots.pace(verdict.agent)
+        window = pace.visit_time
         if window is not None:
             closed_for = seconds_until_open(window, self._clock())
             if closed_for:
                 return replace(verdict, action="closed", reason=Reason.VISIT_TIME,
                                retry_after=int(closed_for))
-        interval, reason, asked = self._interval(robots, agent)
+        interval, reason, asked = self._interval(pace)
         if reason == Reason.CRAWL_DELAY_TOO_LONG:
             return replace(verdict, action="throttle", reason=reason, asked_delay=asked,
                            retry_after=math.ceil(asked or 0))
@@ -208,7 +208,7 @@ class Gate:
         """
         entry = verdict.entry
         if entry is not None and entry.robots is not None:
-            interval = self._interval(entry.robots, verdict.agent, clamp=True)[0]
+            interval = self._interval(entry.robots.pace(verdict.agent), clamp=True)[0]
         else:
             interval = self.config.min_delay
             if interval > 0:
@@ -234,11 +234,11 @@ class Gate:
                 decision: Decision = done.value
                 return decision
 
-    def _interval(self, robots: RobotsTxt, agent: str, *, clamp: bool = False
+    def _interval(self, pace: Pace, *, clamp: bool = False
                   ) -> tuple[float, Reason, float | None]:
         """(seconds between request starts, what sets it, the Crawl-delay asked if cut down)."""
         config = self.config
-        delay = robots.crawl_delay(agent) or 0.0
+        delay = pace.crawl_delay or 0.0
         asked = None
         reason = Reason.CRAWL_DELAY
         if delay > config.max_crawl_delay:
@@ -246,7 +246,7 @@ class Gate:
             if config.on_long_delay == "refuse" and not clamp:
                 return 0.0, Reason.CRAWL_DELAY_TOO_LONG, asked
             delay, reason = config.max_crawl_delay, Reason.CRAWL_DELAY_CLAMPED
-        rate = robots.request_rate(agent)
+        rate = pace.request_rate
         interval, why = delay, reason  # the largest of the three; on a tie, the first named
         if rate is not None and rate.interval > interval:
             interval, why = rate.interval, Reason.REQUEST_RATE

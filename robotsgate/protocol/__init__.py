@@ -13,6 +13,7 @@ from robotsgate.protocol.readings import SEMANTICS, Reading
 from robotsgate.protocol.robots import (
     MAX_URL_LENGTH,
     Decision,
+    Pace,
     RobotsTxt,
     url_too_long,
 )
@@ -29,7 +30,7 @@ from robotsgate.protocol.usage import (
 )
 
 __all__ = ["CATEGORIES", "MAX_BYTES", "MAX_URL_LENGTH", "PRODUCT_TOKEN", "SEMANTICS", "Decision",
-           "Group", "ParseWarning", "Preference", "PreferenceValue", "Reading", "RequestRate",
-           "RobotsTxt", "Rule", "Source", "Statement", "Usage", "VisitTime", "combine",
-           "is_product_token", "product_token_of", "product_tokens", "read_statement",
+           "Group", "Pace", "ParseWarning", "Preference", "PreferenceValue", "Reading",
+           "RequestRate", "RobotsTxt", "Rule", "Source", "Statement", "Usage", "VisitTime",
+           "combine", "is_product_token", "product_token_of", "product_tokens", "read_statement",
            "seconds_until_open", "url_too_long"]

@@ -34,8 +34,8 @@ from robotsgate.protocol.usage import (
     split_path,
 )
 
-__all__ = ["MAX_URL_LENGTH", "SEMANTICS", "Basis", "Decision", "Group", "RobotsTxt", "Rule",
-           "Semantics", "url_too_long"]
+__all__ = ["MAX_URL_LENGTH", "SEMANTICS", "UNPACED", "Basis", "Decision", "Group", "Pace",
+           "RobotsTxt", "Rule", "Semantics", "url_too_long"]
 
 # The longest request target (absolute URL, or path and query) a proxy should decide; answer
 # longer ones 414 URI Too Long. Real servers refuse request lines past 8 KiB (nginx's
@@ -87,11 +87,24 @@ _ROBOTS_TXT = Decision(True, None, None, "robots.txt")
 _AGENTS_REMEMBERED = 256
 
 
+@dataclass(frozen=True, slots=True)
+class Pace:
+    """What an agent's groups say of its pace: the largest Crawl-delay (seconds), the slowest
+    Request-rate, the first Visit-time window (UTC); each None when none says it."""
+
+    crawl_delay: float | None = None
+    request_rate: RequestRate | None = None
+    visit_time: VisitTime | None = None
+
+
+UNPACED = Pace()
+
+
 class _Policy:
     """The compiled rules of the groups that apply to one agent."""
 
-    __slots__ = ("crawl_delay", "decisions", "groups", "matcher", "no_rule", "request_rate",
-                 "rules", "sources", "usage", "visit_time")
+    __slots__ = ("crawl_delay", "decisions", "groups", "matcher", "no_rule", "pace",
+                 "request_rate", "rules", "sources", "usage", "visit_time")
 
     def __init__(self, groups: tuple[Group, ...], reading: Reading) -> None:
         self.groups = groups
@@ -100,6 +113,7 @@ class _Policy:
         self.request_rate = max(_present(g.request_rate for g in groups),
                                 key=lambda rate: rate.interval, default=None)
         self.visit_time = next(iter(_present(g.visit_time for g in groups)), None)
+        self.pace = Pace(self.crawl_delay, self.request_rate, self.visit_time)
         rules = [rule for group in groups for rule in group.rules]
         sources = [group for group in groups for _ in group.rules]
         entries = [(pattern, rule.allow) for pattern, rule
@@ -262,6 +276,12 @@ class RobotsTxt:
         """The agent's first Visit-time window (UTC)."""
         policy = self._policy(agent)
         return None if policy is None else policy.visit_time
+
+    def pace(self, agent: str) -> Pace:
+        """crawl_delay, request_rate and visit_time together: one look-up for a proxy, which
+        asks all three of every request it forwards."""
+        policy = self._policy(agent)
+        return UNPACED if policy is None else policy.pace
 
     def usage(self, agent: str, url: str,
               categories: Collection[str] | None = CATEGORIES, *, allowed: bool = False

@@ -9,7 +9,8 @@ from datetime import time
 
 import pytest
 
-from robotsgate.protocol import Decision, RequestRate, RobotsTxt, VisitTime
+from robotsgate.protocol import Decision, Pace, RequestRate, RobotsTxt, VisitTime
+from robotsgate.protocol.robots import UNPACED
 
 
 def classic(text: str | bytes) -> RobotsTxt:
@@ -731,6 +732,9 @@ def test_seed_000_file_with_extensions(semantics: str) -> None:
     assert visit.contains(time(3, 0)) and not visit.contains(time(4, 0))
     assert robots.sitemaps == ("http://www.onecard.net/sitemap.xml",)
     assert robots.warnings == ()
+    # All three in one look-up, as the proxy asks for them; none for an agent no group has.
+    assert robots.pace("bot") == Pace(10, RequestRate(1, 5.0), visit)
+    assert RobotsTxt.parse("User-agent: other\nCrawl-delay: 5\n").pace("bot") == UNPACED
 
 
 def test_seed_000_extended_standard_example_in_classic() -> None:
