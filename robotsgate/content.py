@@ -21,6 +21,8 @@ def decoded_prefix(raw: bytes, content_encoding: str | None, limit: int) -> byte
     """At most `limit` bytes of `raw` with its Content-Encoding undone; `raw` itself when it is
     not encoded. Raises ValueError for an encoding it cannot decode within the limit (several
     stacked, or one it does not know) and for a body that does not decode."""
+    if not content_encoding:
+        return raw  # most pages: not a list made to find that out
     codings = [c.strip().lower() for c in (content_encoding or "").split(",")]
     codings = [c for c in codings if c and c != "identity"]
     if not codings:
