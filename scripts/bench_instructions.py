@@ -9,20 +9,35 @@ between the two marks), behind it the nginx origin of bench_proxy.py with its ro
 cached, and one keep-alive client sends it `--requests` requests for the allowed page, then as
 many for the path robotsgate answers 403: the instructions the whole process ran (mitmproxy,
 robotsgate, the interpreter, the C libraries) divided by the requests. The same code gives the
-same count to a few parts in ten thousand, on any machine of the same architecture and Python.
+same count to within 0.2 to 0.5% from one run to the next (up to about 40,000 instructions a
+request: the interpreter's collections and the event loop's timers do not fall in the same
+place each time), on any machine of the same architecture and Python: about a tenth of what
+the gate adds.
+
+With `--hooks`, robotsgate's own hooks are counted instead, in one process and without a
+network, which tells changes of a few hundred instructions apart (runs agree to 0.1%):
+mitmproxy's addon manager (taddons) runs the four HTTP hooks (requestheaders, request,
+responseheaders, response) of one flow after another on the gate, for the allowed page and the
+refused path of the whole-proxy count, with the same User-Agent, robots.txt (fetched through a
+mock transport, then cached) and page. Only what runs inside one `itertools.starmap` call is
+counted (callgrind's --toggle-collect), which runs the flows and nothing else: the instructions
+per flow include the event loop that awaits the hooks, and not mitmproxy's proxying.
 
 Instructions are not time: a cache miss costs more than an instruction, and robotsgate's code,
 run once per request, finds the caches colder than mitmproxy's loops do. In bench_proxy.py the
 gate's share of the CPU has read about twice its share of instructions. Use this to compare
 revisions and to find where work goes; state the targets with bench_proxy.py.
 
-    .venv/bin/python scripts/bench_instructions.py [--requests 200] [--against REV]
+    .venv/bin/python scripts/bench_instructions.py [--requests 200] [--against REV] [--hooks]
 
-Needs valgrind (Debian: apt-get install valgrind). About half a minute per proxy.
+Needs valgrind (Debian: apt-get install valgrind), and for the whole proxy nginx. About half a
+minute per proxy, or per path and revision with --hooks.
 """
 
 import argparse
+import asyncio
 import http.client
+import itertools
 import os
 import shutil
 import socket
@@ -34,6 +49,7 @@ from pathlib import Path
 
 from bench_proxy import (
     MITMDUMP,
+    PAGE,
     REFUSED,
     REPO,
     USER_AGENT,
@@ -45,6 +61,8 @@ from bench_proxy import (
 
 WARM = 30  # requests before counting: robots.txt fetched and cached, every path run once
 EMPTY_HOOKS = REPO / "scripts" / "bench_empty_hooks.py"
+ROBOTS = REPO.parent / "shared" / "bench" / "proxy-robots.txt"  # what nginx serves, too
+PATHS = {"allowed": "page.html", "403": REFUSED}
 
 
 def start(workdir: Path, name: str, script: Path | None, checkout: Path
@@ -130,15 +148,119 @@ def measure(workdir: Path, name: str, script: Path | None, checkout: Path, origi
     return result
 
 
+def flows(count: int, label: str) -> None:
+    """`count` flows through the gate's hooks, counted inside itertools.starmap (--hooks; the
+    robotsgate imported is the one PYTHONPATH names)."""
+    import httpx
+    from mitmproxy import http
+    from mitmproxy.proxy.layers import http as layers
+    from mitmproxy.test import taddons, tflow
+
+    from robotsgate.mitm import RobotsGate
+
+    async def lookup(host: str, port: int) -> list[str]:
+        return ["127.0.0.1"]
+
+    def robots(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=ROBOTS.read_bytes())
+
+    gate = RobotsGate(lookup=lookup, transport=httpx.MockTransport(robots))
+    hooks = (layers.HttpRequestHeadersHook, layers.HttpRequestHook,
+             layers.HttpResponseHeadersHook, layers.HttpResponseHook)
+    want = 200 if label == "allowed" else 403
+    with taddons.context(gate) as tctx:
+        # The origin is on loopback, as nginx is for the whole proxy (robots_egress_allow).
+        tctx.configure(gate, robots_audit_log=os.devnull, robots_egress_allow=["127.0.0.1"])
+        manager = tctx.master.addons
+
+        def made() -> tuple[http.HTTPFlow, http.Response]:
+            f = tflow.tflow()
+            f.request.url = f"http://127.0.0.1:8080/{PATHS[label]}"
+            f.request.headers["Host"] = "127.0.0.1:8080"
+            f.request.headers["User-Agent"] = USER_AGENT
+            f.response = None
+            return f, http.Response.make(200, PAGE, {"Content-Type": "text/html"})
+
+        async def run(batch: list[tuple[http.HTTPFlow, http.Response]]) -> None:
+            for f, response in batch:
+                for hook in hooks[:2]:
+                    await manager.invoke_addon(gate, hook(f))
+                if f.response is None:
+                    f.response = response
+                for hook in hooks[2:]:
+                    await manager.invoke_addon(gate, hook(f))
+
+        loop = asyncio.new_event_loop()
+        warm = [made() for _ in range(WARM)]
+        loop.run_until_complete(run(warm))
+        batch = [made() for _ in range(count)]  # made before counting: not the gate's work
+        list(itertools.starmap(loop.run_until_complete, [(run(batch),)]))
+        loop.close()
+        got = {f.response.status_code for f, _ in warm + batch if f.response is not None}
+        if got != {want}:
+            raise SystemExit(f"{label}: answered {sorted(got)}, not {want}")
+
+
+def count_hooks(workdir: Path, name: str, checkout: Path, label: str, count: int) -> float:
+    """Instructions per flow of the gate's hooks at `checkout` (--hooks)."""
+    out = workdir / f"{name}-{label}.callgrind"
+    done = subprocess.run(["valgrind", "--tool=callgrind", "--toggle-collect=starmap_next",
+                           f"--callgrind-out-file={out}", sys.executable, __file__, "--flows",
+                           str(count), label], env={**os.environ, "PYTHONPATH": str(checkout)},
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"{name}, {label}: the counted process failed:\n{done.stderr[-2000:]}")
+    return totals(out) / count
+
+
+def hooks_table(args: argparse.Namespace) -> int:
+    with tempfile.TemporaryDirectory(prefix="robotsgate-instructions-") as tmp:
+        workdir = Path(tmp)
+        then = worktree(args.against, workdir / "then") if args.against else None
+        checkouts = [("gate", REPO)] + ([(f"then ({args.against})", then)] if then else [])
+        counted: dict[str, dict[str, float]] = {}
+        try:
+            for name, checkout in checkouts:
+                counted[name] = {label: count_hooks(workdir, name.split()[0], checkout, label,
+                                                    args.requests) for label in PATHS}
+        finally:
+            if then is not None:
+                subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force",
+                                str(then)], check=False)
+    print(f"instructions per flow of robotsgate's four HTTP hooks, in one process (callgrind, "
+          f"taddons), {args.requests} flows per path after {WARM} uncounted")
+    print(f"{'robotsgate':22}{'allowed':>12}{'403':>12}")
+    for name, got in counted.items():
+        print(f"{name:22}{got['allowed']:>12,.0f}{got['403']:>12,.0f}")
+    if then is not None:
+        now, old = counted["gate"], counted[f"then ({args.against})"]
+        print(f"now/then: allowed {now['allowed'] / old['allowed']:.3f} "
+              f"({now['allowed'] - old['allowed']:+,.0f}), 403 {now['403'] / old['403']:.3f} "
+              f"({now['403'] - old['403']:+,.0f}) (below 1: now runs fewer)")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--requests", type=int, default=200,
-                        help="requests counted per path and proxy (default 200)")
+                        help="requests (with --hooks: flows) counted per path and proxy "
+                             "(default 200)")
     parser.add_argument("--against", metavar="REV",
                         help="also count robotsgate at this git revision (its gate)")
+    parser.add_argument("--hooks", action="store_true",
+                        help="count robotsgate's own hooks in one process (no network, no "
+                             "nginx) instead of the whole proxy: finer, and the gate only")
+    parser.add_argument("--flows", nargs=2, metavar=("COUNT", "PATH"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.flows:  # the process --hooks counts
+        flows(int(args.flows[0]), args.flows[1])
+        return 0
     if args.requests < 1:
         parser.error("--requests must be at least 1")
+    if args.hooks:
+        if shutil.which("valgrind") is None:
+            raise SystemExit("valgrind is not installed (Debian: apt-get install valgrind)")
+        return hooks_table(args)
     for tool in ("valgrind", "callgrind_control", "nginx"):
         if shutil.which(tool) is None:
             raise SystemExit(f"{tool} is not installed (Debian: apt-get install "
