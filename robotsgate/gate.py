@@ -133,14 +133,16 @@ class Gate:
         agent = request.agent or robots.agent_for(request.user_agent or "")
         # decide() reads "//x/y" as a network-path reference (host x); a request's path is a path.
         path = request.path if not request.path.startswith("//") else "http://_" + request.path
-        steps = robots.decide_steps(agent, path)
-        decision = _in_one_slice(steps) or await self._in_slices(steps)
+        decision = robots.decide_at_once(agent, path) or \
+            _in_one_slice(steps := robots.decide_steps(agent, path)) or \
+            await self._in_slices(steps)
         # What the server will really serve may be another path (/a/../private, /%70rivate):
         # when it is, deny if either reading is denied, and its usage preferences count too.
         equivalent = server_equivalent(request.path)
         if decision.allowed and equivalent != request.path:
-            steps = robots.decide_steps(agent, equivalent)
-            other = _in_one_slice(steps) or await self._in_slices(steps)
+            other = robots.decide_at_once(agent, equivalent) or \
+                _in_one_slice(steps := robots.decide_steps(agent, equivalent)) or \
+                await self._in_slices(steps)
             if not other.allowed:
                 decision = other
         if not decision.allowed:

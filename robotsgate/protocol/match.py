@@ -73,6 +73,10 @@ _LINES_PER_SEGMENT = 4
 _SCAN_BUDGET = 65_536
 
 
+# What winner(path, at_once=True) returns for a path that needs steps() (no entry's index).
+SLICED = -1
+
+
 class LongestMatch:
     """RFC 9309 §2.2.2 precedence: the longest pattern (in octets) wins, Allow wins a tie.
 
@@ -134,7 +138,9 @@ class LongestMatch:
         self._globs = _GlobSet([g for g in globs if "?" not in g[1]], limit)
         self._query_globs = _GlobSet([g for g in globs if "?" in g[1]], limit)
 
-    def winner(self, path: str) -> int | None:
+    def winner(self, path: str, *, at_once: bool = False) -> int | None:
+        """The winning entry's index, or None. `at_once`: SLICED instead when the path needs
+        the wildcard index, whose work steps() does in slices."""
         best = self._exact.get(path)
         for body, rank in self._few:  # in order of precedence: the first that matches is best
             if path.startswith(body):
@@ -153,6 +159,8 @@ class LongestMatch:
             if "?" in path:
                 best = self._query_globs.best(path, best)
         except _TooLong:
+            if at_once:
+                return SLICED
             best = self._glob_index().best(path, literal)
         return None if best is None else best[2]
 

@@ -113,6 +113,7 @@ def assert_decides(robots: RobotsTxt, rules: list[tuple[bool, str]], path: str,
         assert (decision.allowed, decision.rule.line) == (expected[0],
                                                           expected[1] + first_rule_line)
     assert run(robots.decide_steps("bot", url))[0] == decision
+    assert robots.decide_at_once("bot", url) in (None, decision)
 
 
 def run[T](steps: Generator[None, None, T]) -> tuple[T, int]:
@@ -338,6 +339,19 @@ def test_every_slice_is_bounded(name: str) -> None:
         assert len(work) <= 2 + 2 * sum(work) // SLICE, work  # and not needlessly many
 
 
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_a_decision_in_slices_is_never_made_at_once(name: str) -> None:
+    # decide_at_once() is for the first slice only: a path that takes several is left to
+    # decide_steps(), which then gives decide()'s answer. (Nearly every case takes several.)
+    case = CASES[name]
+    robots = hostile(name)
+    for variant in (1, 2):
+        url = "https://example.com" + case.path(MAX_URL_LENGTH, variant)
+        decision, yielded = run(robots.decide_steps("bot", url))
+        assert decision == robots.decide("bot", url)
+        assert robots.decide_at_once("bot", url) == (None if yielded else decision)
+
+
 def test_ordinary_files_decide_in_one_go() -> None:
     # The realistic 200-rule file of the decision benchmark: no slices, no index.
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
@@ -350,6 +364,7 @@ def test_ordinary_files_decide_in_one_go() -> None:
         for agent in bench_decide.AGENTS:
             decision, yielded = run(robots.decide_steps(agent, url))
             assert yielded == 0 and decision == robots.decide(agent, url)
+            assert robots.decide_at_once(agent, url) == decision
 
 
 def test_the_shop_workload_is_scanned_in_one_go() -> None:
@@ -361,6 +376,7 @@ def test_the_shop_workload_is_scanned_in_one_go() -> None:
     for agent, url in rows[1:400]:
         decision, yielded = run(robots.decide_steps(agent, url))
         assert yielded == 0 and decision == robots.decide(agent, url)
+        assert robots.decide_at_once(agent, url) == decision
     for agent in ("OtherBot", "FooBot", "BarBot"):
         matcher = matcher_of_agent(robots, agent)
         assert matcher._index is None

@@ -78,6 +78,7 @@ def test_what_each_reading_answers(text: str, agent: str, url: str,
             while True:
                 next(steps)
         assert done.value.value == robots.decide(agent, url), semantics
+        assert robots.decide_at_once(agent, url) == robots.decide(agent, url), semantics
 
 
 @pytest.mark.parametrize(("semantics", "agent"), [("rfc9309", "foobot"), ("google", "foobot"),
