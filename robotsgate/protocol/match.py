@@ -73,10 +73,6 @@ _LINES_PER_SEGMENT = 4
 _SCAN_BUDGET = 65_536
 
 
-# What winner(path, at_once=True) returns for a path that needs steps() (no entry's index).
-SLICED = -1
-
-
 class LongestMatch:
     """RFC 9309 §2.2.2 precedence: the longest pattern (in octets) wins, Allow wins a tie.
 
@@ -91,7 +87,7 @@ class LongestMatch:
     """
 
     __slots__ = ("_exact", "_few", "_globs", "_index", "_prefix", "_prefix_rank",
-                 "_query_globs", "_wildcards")
+                 "_query_globs", "_wildcards", "at_once")
 
     def __init__(self, entries: Sequence[tuple[str, bool]]) -> None:
         ranked: list[tuple[Rank, str, bool]] = []
@@ -125,6 +121,8 @@ class LongestMatch:
         self._wildcards: list[tuple[Rank, str, bool]] | None = None
         self._globs: _GlobSet | _Indexed
         self._query_globs: _GlobSet | _Indexed
+        # The longest path winner() decides without the index: in one slice of steps()'s work.
+        self.at_once = -1
         if lines > _SCANNED_LINES:
             self._index = _GlobIndex(globs)
             self._globs = self._query_globs = _Indexed()
@@ -133,14 +131,13 @@ class LongestMatch:
         if scans:
             self._wildcards = globs
             limit = _SCAN_BUDGET // scans
+        self.at_once = limit
         # Rules about query strings ('/*?', '/*?*sessionid=') are common and scan the whole
         # path; a path without '?' can skip every one of them at the cost of one test.
         self._globs = _GlobSet([g for g in globs if "?" not in g[1]], limit)
         self._query_globs = _GlobSet([g for g in globs if "?" in g[1]], limit)
 
-    def winner(self, path: str, *, at_once: bool = False) -> int | None:
-        """The winning entry's index, or None. `at_once`: SLICED instead when the path needs
-        the wildcard index, whose work steps() does in slices."""
+    def winner(self, path: str) -> int | None:
         best = self._exact.get(path)
         for body, rank in self._few:  # in order of precedence: the first that matches is best
             if path.startswith(body):
@@ -159,8 +156,6 @@ class LongestMatch:
             if "?" in path:
                 best = self._query_globs.best(path, best)
         except _TooLong:
-            if at_once:
-                return SLICED
             best = self._glob_index().best(path, literal)
         return None if best is None else best[2]
 

@@ -16,7 +16,7 @@ from typing import Literal
 
 from robotsgate.protocol import extensions
 from robotsgate.protocol.extensions import RequestRate, VisitTime
-from robotsgate.protocol.match import SLICED, LongestMatch
+from robotsgate.protocol.match import LongestMatch
 from robotsgate.protocol.memo import keep
 from robotsgate.protocol.parse import Key, Line, ParseWarning, tokenize
 from robotsgate.protocol.readings import SEMANTICS, Reading, Semantics, reading_of
@@ -212,10 +212,10 @@ class RobotsTxt:
         return policy.decisions[winner] or policy.decision(winner)
 
     def decide_at_once(self, agent: str, url: str) -> Decision | None:
-        """decide(agent, url) when it is decide_steps' first slice (nearly every decision), or
-        None when it needs more (decide_steps then): what a proxy asks of every request, without
-        the two generators decide_steps makes. decide()'s lines on purpose: a method shared with
-        it would cost every decision one more call."""
+        """decide(agent, url) when it is sure to take one slice of decide_steps' work (nearly
+        every decision), or None when it may take more (decide_steps then): what a proxy asks of
+        every request, without the two generators decide_steps makes. decide()'s lines on
+        purpose: a method shared with it would cost every decision one more call."""
         path = self.reading.request_path(url)
         if path is None:
             return _ROBOTS_TXT
@@ -225,12 +225,9 @@ class RobotsTxt:
         if policy is None:
             return _NO_GROUP
         matcher = policy.matcher
-        if isinstance(matcher, LongestMatch):
-            winner = matcher.winner(path, at_once=True)
-            if winner == SLICED:
-                return None
-        else:
-            winner = matcher.winner(path)
+        if isinstance(matcher, LongestMatch) and len(path) > matcher.at_once:
+            return None  # it may need the wildcard index: decide_steps does that in slices
+        winner = matcher.winner(path)
         if winner is None:
             return policy.no_rule
         return policy.decisions[winner] or policy.decision(winner)
