@@ -103,17 +103,17 @@ UNPACED = Pace()
 class _Policy:
     """The compiled rules of the groups that apply to one agent."""
 
-    __slots__ = ("crawl_delay", "decisions", "groups", "matcher", "no_rule", "pace",
-                 "request_rate", "rules", "sources", "usage", "visit_time")
+    __slots__ = ("decisions", "groups", "matcher", "no_rule", "pace", "rules", "sources",
+                 "usage")
 
     def __init__(self, groups: tuple[Group, ...], reading: Reading) -> None:
         self.groups = groups
         # Asked on every request a proxy forwards: worked out once, like the matcher.
-        self.crawl_delay = max(_present(g.crawl_delay for g in groups), default=None)
-        self.request_rate = max(_present(g.request_rate for g in groups),
-                                key=lambda rate: rate.interval, default=None)
-        self.visit_time = next(iter(_present(g.visit_time for g in groups)), None)
-        self.pace = Pace(self.crawl_delay, self.request_rate, self.visit_time)
+        self.pace = Pace(
+            max(_present(g.crawl_delay for g in groups), default=None),
+            max(_present(g.request_rate for g in groups), key=lambda rate: rate.interval,
+                default=None),
+            next(iter(_present(g.visit_time for g in groups)), None))
         rules = [rule for group in groups for rule in group.rules]
         sources = [group for group in groups for _ in group.rules]
         entries = [(pattern, rule.allow) for pattern, rule
@@ -286,17 +286,17 @@ class RobotsTxt:
     def crawl_delay(self, agent: str) -> float | None:
         """The largest Crawl-delay of the agent's groups, in seconds."""
         policy = self._policy(agent)
-        return None if policy is None else policy.crawl_delay
+        return None if policy is None else policy.pace.crawl_delay
 
     def request_rate(self, agent: str) -> RequestRate | None:
         """The agent's slowest Request-rate."""
         policy = self._policy(agent)
-        return None if policy is None else policy.request_rate
+        return None if policy is None else policy.pace.request_rate
 
     def visit_time(self, agent: str) -> VisitTime | None:
         """The agent's first Visit-time window (UTC)."""
         policy = self._policy(agent)
-        return None if policy is None else policy.visit_time
+        return None if policy is None else policy.pace.visit_time
 
     def pace(self, agent: str) -> Pace:
         """crawl_delay, request_rate and visit_time together: one look-up for a proxy, which
