@@ -7,7 +7,10 @@ wrk, which speaks to proxies through absolute-form request targets. For keep-ali
 connection per request, at concurrency 1, 10 and 50: requests/s, CPU per request, and the ratios
 gate / plain and serve / plain -- for an allowed page, and for a path robotsgate answers 403
 itself. Each round runs the proxies back to back (the order turning each round); a ratio is the
-median of the rounds' ratios, printed with their range.
+median of the rounds' ratios, printed with their range. Each round measures processes of its
+own (`--launches`, by default one launch of every proxy per round, all started before the
+first cell): one process can run 5-10% slower than another of the same code for as long as it
+lives, so a run on one launch of each would carry that launch's luck into every cell.
 Targets: gate / plain >= 0.95 for allowed requests in every cell; serve / plain >= 1.3 for
 allowed keep-alive requests (serve leaves out the mitmdump addons nothing asked for).
 
@@ -43,8 +46,8 @@ In the second table that revision also runs signing (then-signed) if it can sign
 
 Needs nginx and wrk (Debian: `apt-get install -y nginx wrk && service nginx stop`).
 
-    .venv/bin/python scripts/bench_proxy.py [--seconds 5] [--rounds 5] [--concurrency 1,10,50]
-        [--against REV] [--signed | --signed-only]
+    .venv/bin/python scripts/bench_proxy.py [--seconds 5] [--rounds 5] [--launches N]
+        [--concurrency 1,10,50] [--against REV] [--signed | --signed-only]
 """
 
 import argparse
@@ -288,14 +291,16 @@ def keygen(path: Path) -> bytes:
 Started = dict[str, tuple[subprocess.Popen[bytes], int]]
 
 
-def rotate(started: Started, names: list[str], url: str, connections: int, close: bool,
-           args: argparse.Namespace, workdir: Path) -> dict[str, list[Run]]:
-    """`args.rounds` rounds of a wrk run on each proxy, back to back."""
+def rotate(launches: list[Started], names: list[str], url: str, connections: int,
+           close: bool, args: argparse.Namespace, workdir: Path) -> dict[str, list[Run]]:
+    """`args.rounds` rounds of a wrk run on each proxy, back to back; round r on launch
+    r (of as many as there are)."""
     runs: dict[str, list[Run]] = {n: [] for n in names}
     for round_ in range(args.rounds):
         # The order turns each round: a drift in the machine's speed during the cell weighs on
         # all alike.
         turn = round_ % len(names)
+        started = launches[round_ % len(launches)]
         for name in names[turn:] + names[:turn]:
             process, port = started[name]
             runs[name].append(wrk(port, process.pid, url, connections, close, args.seconds,
@@ -328,19 +333,22 @@ def through(port: int, url: str) -> tuple[int, str]:
         connection.close()
 
 
-def http_table(args: argparse.Namespace, started: Started, names: list[str], origin: str,
-               workdir: Path) -> None:
-    for name in names:
-        if name != "plain":  # robots.txt cached before anything is measured
-            proxy = urllib.request.ProxyHandler({"http": f"http://127.0.0.1:{started[name][1]}"})
-            opener = urllib.request.build_opener(proxy)
-            opener.addheaders = [("User-Agent", USER_AGENT)]
-            opener.open(f"{origin}/page.html").read()
-    for name in names:  # warm-up
-        process, port = started[name]
-        wrk(port, process.pid, f"{origin}/page.html", 10, False, 2, workdir)
+def http_table(args: argparse.Namespace, launches: list[Started], names: list[str],
+               origin: str, workdir: Path) -> None:
+    for started in launches:
+        for name in names:
+            if name != "plain":  # robots.txt cached before anything is measured
+                proxy = urllib.request.ProxyHandler(
+                    {"http": f"http://127.0.0.1:{started[name][1]}"})
+                opener = urllib.request.build_opener(proxy)
+                opener.addheaders = [("User-Agent", USER_AGENT)]
+                opener.open(f"{origin}/page.html").read()
+        for name in names:  # warm-up
+            process, port = started[name]
+            wrk(port, process.pid, f"{origin}/page.html", 10, False, 2, workdir)
     print(f"robotsgate vs plain mitmdump; nginx origin; wrk, {args.rounds} rotating "
-          f"runs of {args.seconds:g} s per cell, medians; CPU is the proxy's per request")
+          f"runs of {args.seconds:g} s per cell on {len(launches)} launches of each proxy, "
+          f"medians; CPU is the proxy's per request")
     shown = {"plain": "plain", "gate": "now" if args.against else "gate", "then": "then",
              "serve": "serve"}
     head = " | ".join(f"{shown[n] + ' rps':>9} {'cpu µs':>6}" for n in names)
@@ -351,7 +359,7 @@ def http_table(args: argparse.Namespace, started: Started, names: list[str], ori
     for path in ("page.html", REFUSED):
         for close in (False, True):
             for c in (int(x) for x in args.concurrency.split(",")):
-                runs = rotate(started, names, f"{origin}/{path}", c, close, args, workdir)
+                runs = rotate(launches, names, f"{origin}/{path}", c, close, args, workdir)
                 gated, text = ratio(runs, "gate", "plain")
                 served, served_text = ratio(runs, "serve", "plain")
                 text += f"    {served_text}"
@@ -461,18 +469,21 @@ def check_log(log: Path, offset: int, runs: dict[str, list[Run]], signers: list[
     return signed, unsigned
 
 
-def signed_table(args: argparse.Namespace, started: Started, names: list[str], origin: str,
-                 workdir: Path, public: bytes) -> None:
+def signed_table(args: argparse.Namespace, launches: list[Started], names: list[str],
+                 origin: str, workdir: Path, public: bytes) -> None:
     signers = [n for n in names if n.endswith("signed")]
     log = workdir / TLS_LOG
-    # Also caches robots.txt, which each robotsgate fetches over https itself.
-    fields = check_echo(started, names, signers, origin, public)
-    for name in names:  # warm-up over https
-        process, port = started[name]
-        wrk(port, process.pid, f"{origin}/page.html", 10, False, 2, workdir)
+    fields = ""
+    for started in launches:
+        # Also caches robots.txt, which each robotsgate fetches over https itself.
+        fields = check_echo(started, names, signers, origin, public)
+        for name in names:  # warm-up over https
+            process, port = started[name]
+            wrk(port, process.pid, f"{origin}/page.html", 10, False, 2, workdir)
     print(f"\nWeb Bot Auth signing: https origin (nginx, self-signed, proxies with "
           f"ssl_insecure), absolute-form https targets; wrk, {args.rounds} rotating runs of "
-          f"{args.seconds:g} s per cell, medians; CPU is the proxy's per request")
+          f"{args.seconds:g} s per cell on {len(launches)} launches of each proxy, medians; "
+          f"CPU is the proxy's per request")
     print(f"signed: robots_signature_agent={SIGNATURE_AGENT}; its requests verified at the "
           f"origin with the key's public half, arriving as\n{fields}")
     if args.against and "then-signed" not in names:
@@ -492,7 +503,7 @@ def signed_table(args: argparse.Namespace, started: Started, names: list[str], o
     for close in (False, True):
         for c in (int(x) for x in args.concurrency.split(",")):
             offset = log.stat().st_size
-            runs = rotate(started, names, f"{origin}/page.html", c, close, args, workdir)
+            runs = rotate(launches, names, f"{origin}/page.html", c, close, args, workdir)
             signed, unsigned = check_log(log, offset, runs, signers, c, before)
             before = c
             total_signed, total_unsigned = total_signed + signed, total_unsigned + unsigned
@@ -518,6 +529,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=int, default=5, help="length of each wrk run")
     parser.add_argument("--rounds", type=int, default=5, help="alternating runs per cell")
+    parser.add_argument("--launches", type=int, default=0,
+                        help="processes started of each proxy, round r measuring launch r "
+                             "(default: one per round)")
     parser.add_argument("--concurrency", default="1,10,50")
     parser.add_argument("--against", metavar="REV",
                         help="also measure robotsgate at this git revision, in the same rounds")
@@ -528,6 +542,8 @@ def main() -> int:
     signing.add_argument("--signed-only", action="store_true",
                          help="only that measurement")
     args = parser.parse_args()
+    if args.rounds < 1 or args.launches < 0:
+        parser.error("--rounds must be at least 1 and --launches at least 0")
     for tool in ("nginx", "wrk"):
         if shutil.which(tool) is None:
             raise SystemExit(f"{tool} is missing: apt-get install -y nginx wrk && "
@@ -538,7 +554,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="robotsgate-bench-") as tmp:
         workdir = Path(tmp)
         then = worktree(args.against, workdir / "then") if args.against else None
-        started: Started = {}
+        launches: list[Started] = []
         nginx = None
         try:
             nginx, origin_port, tls_port = start_nginx(workdir, tls)
@@ -559,23 +575,27 @@ def main() -> int:
                 wanted["signed"] = (REPO, insecure + signs)
                 if then is not None and declares(then, "signature_agent"):
                     wanted["then-signed"] = (then, insecure + signs)
-            for name, (checkout, extra) in wanted.items():
-                started[name] = start_mitmdump(workdir, name, checkout, serve=name == "serve",
-                                               extra=extra)
+            for launch in range(args.launches or args.rounds):
+                started: Started = {}
+                launches.append(started)
+                for name, (checkout, extra) in wanted.items():
+                    started[name] = start_mitmdump(workdir, f"{name}-{launch}", checkout,
+                                                   serve=name == "serve", extra=extra)
+            names = list(wanted)
             if args.against:
                 print(f"then: robotsgate at {args.against}; now: this checkout")
             print(f"proxies on CPU {_cpus(PROXY_CPUS) or 'shared'}, nginx and wrk on CPU "
                   f"{_cpus(LOAD_CPUS)}")
             if not args.signed_only:
-                http_table(args, started, [n for n in ("plain", "gate", "serve", "then")
-                                           if n in started],
+                http_table(args, launches, [n for n in ("plain", "gate", "serve", "then")
+                                            if n in names],
                            f"http://127.0.0.1:{origin_port}", workdir)
             if tls:
-                signed_table(args, started, [n for n in ("plain", "gate", "signed", "then",
-                                                         "then-signed") if n in started],
+                signed_table(args, launches, [n for n in ("plain", "gate", "signed", "then",
+                                                          "then-signed") if n in names],
                              f"https://127.0.0.1:{tls_port}", workdir, public)
         finally:
-            for process, _ in started.values():
+            for process, _ in (proxy for started in launches for proxy in started.values()):
                 process.terminate()
                 process.wait(timeout=10)
             if nginx is not None:
