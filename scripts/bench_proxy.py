@@ -278,6 +278,20 @@ def worktree(rev: str, into: Path) -> Path:
     return into
 
 
+def stop(proxies: Sequence[subprocess.Popen[bytes]], nginx: subprocess.Popen[bytes] | None,
+         then: Path | None) -> None:
+    """What a run started: its proxies, nginx, the other revision's worktree."""
+    for process in proxies:
+        process.terminate()
+        process.wait(timeout=10)
+    if nginx is not None:
+        nginx.terminate()
+        nginx.wait(timeout=10)
+    if then is not None:
+        subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(then)],
+                       check=False)
+
+
 def keygen(path: Path) -> bytes:
     """A signing key made by this checkout's `robotsgate keygen`, written to `path`; the raw
     Ed25519 public key it prints."""
@@ -595,15 +609,8 @@ def main() -> int:
                                                           "then-signed") if n in names],
                              f"https://127.0.0.1:{tls_port}", workdir, public)
         finally:
-            for process, _ in (proxy for started in launches for proxy in started.values()):
-                process.terminate()
-                process.wait(timeout=10)
-            if nginx is not None:
-                nginx.terminate()
-                nginx.wait(timeout=10)
-            if then is not None:
-                subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force",
-                                str(then)], check=False)
+            stop([process for started in launches for process, _ in started.values()],
+                 nginx, then)
     return 0
 
 

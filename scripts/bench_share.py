@@ -42,6 +42,7 @@ from bench_proxy import (
     USER_AGENT,
     start_mitmdump,
     start_nginx,
+    stop,
     worktree,
     wrk,
 )
@@ -160,15 +161,7 @@ def main() -> int:
                     process, port = started[name]
                     rps[name].append(sample(process.pid, port, url, args, workdir, got[name]))
         finally:
-            for process, _ in started.values():
-                process.terminate()
-                process.wait(timeout=10)
-            if nginx is not None:
-                nginx.terminate()
-                nginx.wait(timeout=10)
-            if then is not None:
-                subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force",
-                                str(then)], check=False)
+            stop([process for process, _ in started.values()], nginx, then)
     print(f"the allowed page through mitmdump -s addon.py, keep-alive, c={args.concurrency}, "
           f"{args.rounds} x {args.seconds} s sampled by py-spy at {args.rate}/s (the proxy's "
           "requests/s is lower while it is sampled)")
