@@ -65,7 +65,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -347,16 +346,20 @@ def through(port: int, url: str) -> tuple[int, str]:
         connection.close()
 
 
+def cache_robots(port: int, url: str) -> None:
+    """One request for `url` through the proxy on `port`, so that robotsgate has fetched its
+    robots.txt before anything is measured; the run stops unless it was answered 200."""
+    status, body = through(port, url)
+    if status != 200:
+        raise SystemExit(f"the proxy on port {port} answered {status} for {url}:\n{body[:500]}")
+
+
 def http_table(args: argparse.Namespace, launches: list[Started], names: list[str],
                origin: str, workdir: Path) -> None:
     for started in launches:
         for name in names:
-            if name != "plain":  # robots.txt cached before anything is measured
-                proxy = urllib.request.ProxyHandler(
-                    {"http": f"http://127.0.0.1:{started[name][1]}"})
-                opener = urllib.request.build_opener(proxy)
-                opener.addheaders = [("User-Agent", USER_AGENT)]
-                opener.open(f"{origin}/page.html").read()
+            if name != "plain":
+                cache_robots(started[name][1], f"{origin}/page.html")
         for name in names:  # warm-up
             process, port = started[name]
             wrk(port, process.pid, f"{origin}/page.html", 10, False, 2, workdir)

@@ -31,7 +31,6 @@ import shutil
 import subprocess
 import tempfile
 import time
-import urllib.request
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,7 +38,7 @@ from pathlib import Path
 from bench_proxy import (
     LOAD_CPUS,
     REPO,
-    USER_AGENT,
+    cache_robots,
     start_mitmdump,
     start_nginx,
     stop,
@@ -125,6 +124,8 @@ def main() -> int:
     parser.add_argument("--against", metavar="REV",
                         help="also sample robotsgate at this git revision, in alternate rounds")
     args = parser.parse_args()
+    if min(args.seconds, args.rounds, args.rate, args.concurrency, args.top) < 1:
+        parser.error("--seconds, --rounds, --rate, --concurrency and --top must be at least 1")
     args.py_spy = shutil.which("py-spy") or shutil.which("py-spy", path=str(REPO / ".venv/bin"))
     for tool in ("nginx", "wrk"):
         if shutil.which(tool) is None:
@@ -145,12 +146,8 @@ def main() -> int:
             url = f"http://127.0.0.1:{origin_port}/page.html"
             for name, checkout in checkouts.items():
                 started[name] = start_mitmdump(workdir, name.split()[0], checkout)
-                proxy = urllib.request.ProxyHandler(
-                    {"http": f"http://127.0.0.1:{started[name][1]}"})
-                opener = urllib.request.build_opener(proxy)
-                opener.addheaders = [("User-Agent", USER_AGENT)]
-                opener.open(url).read()  # robots.txt cached before anything is sampled
                 process, port = started[name]
+                cache_robots(port, url)
                 wrk(port, process.pid, url, args.concurrency, False, 2, workdir)  # warm-up
             got = {name: Samples() for name in checkouts}
             rps: dict[str, list[float]] = {name: [] for name in checkouts}
