@@ -12,7 +12,8 @@ those above it in this list:
 - parser: the page as source text, one tokenizer pass: where strip mode's edits go
 - charset: a page's bytes as text, in the charset a browser would use
 - links: links resolved as a browser resolves them (WHATWG URLs, the page's encoding)
-- read: the reading of a page for an agent, the byte check that skips most pages
+- prefilter: the byte check that spares most pages a decode and a parse
+- read: the reading of a page for an agent
 - strip: strip mode, the tokenizer's edits checked against the tree
 - memory: the proxy's side: annotate responses, remember and refuse nofollow links
 """
@@ -28,7 +29,8 @@ from robotsgate.pages.memory import (
     agent_key,
     url_key,
 )
-from robotsgate.pages.read import HTML_TYPES, can_have_signals, is_html, read_page
+from robotsgate.pages.prefilter import can_have_signals
+from robotsgate.pages.read import HTML_TYPES, is_html, read_page
 from robotsgate.pages.signals import NO_SIGNALS, Link, PageSignals, PageWarning, Section
 from robotsgate.pages.strip import strip_page
 from robotsgate.pages.tree import MAX_SECTION_DEPTH

@@ -8,6 +8,7 @@ MAX_PAGE_BYTES of a page are ever decoded.
 import codecs
 import contextlib
 import email.message
+import functools
 from dataclasses import dataclass
 from html.parser import HTMLParser
 
@@ -49,18 +50,7 @@ def decode_html(body: bytes, content_type: str | None = None, *,
     not decode are kept as lone surrogates, so that a rewritten page keeps them too.
     """
     warnings: list[PageWarning] = []
-    bom, charset = b"", None
-    for mark, name in _BOMS:
-        if body.startswith(mark):
-            bom, charset = mark, name
-            break
-    if charset is None:
-        charset = _codec(_header_charset(content_type), "the Content-Type header", warnings)
-    if charset is None:
-        label = _meta_charset(body[:CHARSET_SCAN_BYTES])
-        charset = _codec(label, "<meta charset>", warnings)
-        if charset is not None and charset.startswith("utf-16"):
-            charset = "utf-8"  # HTML: a page readable as ASCII to find this is not UTF-16
+    bom, charset = _declared(body, content_type, warnings)
     truncated = len(body) > max_bytes
     raw = body[len(bom):max_bytes]
     if charset is None:
@@ -78,6 +68,43 @@ def decode_html(body: bytes, content_type: str | None = None, *,
         return _decode(raw, "cp1252", "surrogateescape", bom, max_bytes, truncated, warnings)
 
 
+def page_codec(body: bytes, content_type: str | None = None) -> str | None:
+    """The Python codec decode_html reads this page with; None when the page declares none (then
+    UTF-8 if its bytes are UTF-8, else windows-1252)."""
+    return _declared(body, content_type, [])[1]
+
+
+def _declared(body: bytes, content_type: str | None, warnings: list[PageWarning]
+              ) -> tuple[bytes, str | None]:
+    """(the byte-order mark, the codec) the page declares: a byte-order mark, then the
+    Content-Type header's charset, then a <meta charset> in the first CHARSET_SCAN_BYTES."""
+    for mark, name in _BOMS:
+        if body.startswith(mark):
+            return mark, name
+    label = _header_charset(content_type)
+    charset = _codec(label, "the Content-Type header", warnings) if label else None
+    if charset is None:
+        prefix = body[:CHARSET_SCAN_BYTES]
+        # A <meta charset> or <meta http-equiv> spells its attribute's name out: without one,
+        # the prefix is not parsed at all.
+        lowered = prefix.lower()
+        if lowered.find(b"charset") < 0 and lowered.find(b"http-equiv") < 0:
+            return b"", None
+        label = _meta_charset(prefix)
+        charset = _codec(label, "<meta charset>", warnings)
+        if charset is not None and charset.startswith("utf-16"):
+            charset = "utf-8"  # HTML: a page readable as ASCII to find this is not UTF-16
+    return b"", charset
+
+
+@functools.lru_cache(maxsize=256)
+def codec_of_label(label: str) -> str | None:
+    """The codec a <meta charset> label names, as decode_html takes it; None: read as the
+    default."""
+    charset = _codec(label, "<meta charset>", [])
+    return "utf-8" if charset is not None and charset.startswith("utf-16") else charset
+
+
 def _decode(raw: bytes, charset: str, errors: str, bom: bytes, max_bytes: int, truncated: bool,
             warnings: list[PageWarning]) -> HtmlText:
     decoder = codecs.getincrementaldecoder(charset)(errors)
@@ -90,6 +117,7 @@ def _decode(raw: bytes, charset: str, errors: str, bom: bytes, max_bytes: int, t
                     tuple(warnings))
 
 
+@functools.lru_cache(maxsize=256)  # a site serves few distinct Content-Types
 def _header_charset(content_type: str | None) -> str | None:
     if not content_type:
         return None

@@ -20,7 +20,8 @@ from robotsgate.origin import Origin
 from robotsgate.pages.charset import MAX_PAGE_BYTES, decode_html
 from robotsgate.pages.directives import agent_names
 from robotsgate.pages.links import resolve
-from robotsgate.pages.read import can_have_signals, is_html, read_page
+from robotsgate.pages.prefilter import can_have_signals
+from robotsgate.pages.read import is_html, read_page
 from robotsgate.pages.signals import NO_SIGNALS, PageSignals
 from robotsgate.pages.strip import strip_page
 from robotsgate.protocol import product_tokens

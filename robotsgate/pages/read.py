@@ -2,12 +2,10 @@
 
 robots.txt says what may be fetched; these say what may be indexed and which links may be
 followed. Pure: bytes, header values and a "now" in, a frozen reading out. This module puts the
-others together: which responses are pages, the byte check that spares most pages a parse, the
-reading of a page for one agent, and strip mode.
+others together: which responses are pages and the reading of a page for one agent (the byte
+check that spares most pages that reading is robotsgate.pages.prefilter).
 """
 
-import functools
-import re
 from collections.abc import Iterable, Sequence
 
 from robotsgate.pages.charset import HtmlText, decode_html
@@ -23,57 +21,6 @@ def is_html(content_type: str | None) -> bool:
     if not content_type:
         return False
     return content_type.partition(";")[0].strip().lower() in HTML_TYPES
-
-
-_CHARSET = re.compile(r"charset\s*=\s*[\"']?([^\s;\"']+)", re.IGNORECASE)
-_PROBE = "robots tdm-reservation &#"
-
-
-@functools.lru_cache(maxsize=256)  # a site serves few distinct Content-Types
-def _bytes_readable(content_type: str | None) -> bool:
-    """Whether the byte check can see into a page of this Content-Type: its charset writes
-    ASCII as ASCII and keeps no state (UTF-16, UTF-32 and EBCDIC do not; ISO-2022 may put an
-    escape inside a word), whatever the label's spelling (utf_16, u16)."""
-    found = _CHARSET.search(content_type or "")
-    if found is None:
-        return True
-    label = found[1].lower()
-    if "2022" in label:
-        return False
-    try:
-        return _PROBE.encode(label) == _PROBE.encode("ascii")
-    except (LookupError, UnicodeError):
-        return True  # a charset Python does not know: decoded as the default, ASCII-compatible
-
-
-def can_have_signals(body: bytes, content_type: str | None, agents: Iterable[str]) -> bool:
-    """False when the page's own bytes cannot hold a robots signal for these agents.
-
-    One byte search instead of a decode and a parse: most pages say nothing to robots. Only
-    for bytes that spell ASCII as ASCII: a page in UTF-16, UTF-32 or EBCDIC (by its byte-order
-    mark or its Content-Type), or with ISO-2022 escapes, is always read in full. X-Robots-Tag
-    headers are not looked at here.
-    """
-    if body.startswith((b"\xff\xfe", b"\xfe\xff")) or not _bytes_readable(content_type) or \
-            0x1B in body:  # ESC: an ISO-2022 escape, wherever the charset was declared
-        return True
-    # Every signal a page can carry names "robots" (META robots, section tags), one of the
-    # agent's names (its own META), "tdm-reservation" or "rsl+xml" (a licence's <link>); a
-    # character reference could spell any of them, so "&#" counts too. Lower-casing once and
-    # plain substring tests is many times faster than one case-insensitive regular expression,
-    # which gets no fast scan for its literals. `find`, not `in`: `bytes in bytes` makes and
-    # drops a TypeError before it searches (CPython tries the needle as an int first).
-    lowered = body.lower()
-    if max(map(lowered.find, _SIGNS)) >= 0:
-        return True
-    for agent in agents:
-        if agent and agent.isascii() and lowered.find(agent.lower().encode("ascii")) >= 0:
-            return True
-    return False
-
-
-# What every signal a page can carry spells (lower-cased): see can_have_signals.
-_SIGNS = (b"robots", b"&#", b"tdm-reservation", b"rsl+xml")
 
 
 def read_page(page: bytes | HtmlText, *, now: float, content_type: str | None = None,
