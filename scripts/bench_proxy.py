@@ -83,6 +83,64 @@ USER_AGENT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot
 REFUSED = "google-block-0/page.html"
 PAGE = b"<!doctype html><html><head><title>page</title></head><body>" + b"x" * 900 + \
     b"</body></html>\n"
+
+
+def article() -> bytes:
+    """A page as news and documentation sites serve them, about 50 KB, the same every run: a
+    head of META and LINK tags (charset, viewport, Open Graph, stylesheets, preloads) and an
+    inline script, a navigation of links, paragraphs of prose with links, emphasis and character
+    references, a footer; nothing in it says anything to robots."""
+    import random
+    chance = random.Random(9309)
+    words = ["the", "of", "and", "to", "in", "is", "that", "for", "it", "as", "with", "was", "on", "be", "by", "this", "are", "from", "at", "or", "an", "which", "have", "not", "their", "has", "more", "been", "its", "one", "all", "also", "new", "than", "other", "into", "time", "first", "these", "some", "two", "can", "may", "would", "after", "most", "over", "such", "only", "years", "between", "because", "system", "used", "under", "like", "city", "world", "state", "people", "during", "including", "through", "while", "where", "both", "each", "many", "later", "same", "through", "before", "season", "market", "history", "report", "public", "company", "number", "known", "group", "around", "found", "called"]
+
+    def sentence() -> str:
+        text = " ".join(chance.choice(words) for _ in range(chance.randint(8, 22)))
+        return text[0].upper() + text[1:] + chance.choice([".", ".", ".", "?", " &amp; more."])
+
+    head = ['<meta charset="utf-8">',
+            '<meta name="viewport" content="width=device-width, initial-scale=1">',
+            '<meta name="description" content="' + sentence() + '">',
+            *(f'<meta property="og:{key}" content="{sentence()[:60]}">'
+              for key in ("title", "description", "type", "url", "image", "site_name")),
+            *(f'<meta name="twitter:{key}" content="{sentence()[:40]}">'
+              for key in ("card", "site", "title")),
+            '<link rel="canonical" href="https://news.example/2026/12/01/article.html">',
+            *(f'<link rel="stylesheet" href="/static/css/{n}.css">' for n in range(4)),
+            *(f'<link rel="preload" as="font" type="font/woff2" href="/f/{n}.woff2" '
+              'crossorigin>' for n in range(3)),
+            '<link rel="icon" href="/favicon.ico">',
+            "<script>window.dataLayer=window.dataLayer||[];function gtag(){dataLayer.push("
+            "arguments)}" + ";".join(f"var v{n}={n * 7919 % 1000}" for n in range(150)) +
+            "</script>"]
+    nav = "".join(f'<li><a href="/section/{n}/">{chance.choice(words).title()}</a></li>'
+                  for n in range(40))
+    paragraphs = []
+    for n in range(90):
+        parts = [sentence() for _ in range(chance.randint(3, 7))]
+        link = chance.randrange(len(parts))
+        parts[link] = f'<a href="/2026/{n}/{chance.choice(words)}.html">{parts[link]}</a>'
+        parts[0] = f"<em>{parts[0]}</em>" if n % 5 == 0 else parts[0]
+        paragraphs.append(f"<p>{' '.join(parts)} It&#39;s {chance.choice(words)}.</p>")
+    footer = "".join(f'<a href="/about/{n}">{chance.choice(words)}</a> ' for n in range(30))
+    page = ("<!doctype html><html lang=\"en\"><head><title>" + sentence()[:70] + "</title>" +
+            "".join(head) + "</head><body><header><nav><ul>" + nav + "</ul></nav></header>" +
+            "<main><article><h1>" + sentence() + "</h1>" + "\n".join(paragraphs) +
+            "<!-- related stories --></article></main><footer>" + footer + "</footer>" +
+            "<script src=\"/static/js/app.js\" defer></script></body></html>\n")
+    return page.encode()
+
+
+def page_named(name: str) -> bytes:
+    """--page: "small" (PAGE), "article" (article()) or an HTML file's path."""
+    if name == "small":
+        return PAGE
+    if name == "article":
+        return article()
+    path = Path(name)
+    if not path.is_file():
+        raise SystemExit(f"--page {name!r}: neither small, article nor a file")
+    return path.read_bytes()
 SIGNATURE_AGENT = "https://bots.example/.well-known/http-message-signatures-directory"
 ECHO = "echo"  # on the https origin: what nginx received, as text
 # The https origin's access log, a line per request: scheme, TLS version, and 1 or 0 for each of
@@ -136,9 +194,11 @@ def certificate(workdir: Path) -> tuple[Path, Path]:
     return cert_path, key_path
 
 
-def start_nginx(workdir: Path, tls: bool) -> tuple[subprocess.Popen[bytes], int, int]:
-    """nginx on a plain HTTP port and, with `tls`, on an https one (0 without); the https
-    server logs every request to TLS_LOG and answers /echo with what it received."""
+def start_nginx(workdir: Path, tls: bool, page: bytes = PAGE
+                ) -> tuple[subprocess.Popen[bytes], int, int]:
+    """nginx on a plain HTTP port and, with `tls`, on an https one (0 without), serving `page`
+    as page.html; the https server logs every request to TLS_LOG and answers /echo with what
+    it received."""
     port = free_port()
     www = workdir / "www"
     www.mkdir()
@@ -146,8 +206,8 @@ def start_nginx(workdir: Path, tls: bool) -> tuple[subprocess.Popen[bytes], int,
     # ../shared/bench's file (about 200 rules); the bots are Googlebot, whose group has no
     # Crawl-delay and disallows /google-block-0/.
     (www / "robots.txt").write_bytes(ROBOTS.read_bytes())
-    (www / "page.html").write_bytes(PAGE)
-    (www / "private.html").write_bytes(PAGE)
+    (www / "page.html").write_bytes(page)
+    (www / "private.html").write_bytes(page)
     tls_port, https = 0, ""
     if tls:
         tls_port = free_port()
@@ -552,6 +612,10 @@ def main() -> int:
     parser.add_argument("--concurrency", default="1,10,50")
     parser.add_argument("--against", metavar="REV",
                         help="also measure robotsgate at this git revision, in the same rounds")
+    parser.add_argument("--page", default="small",
+                        help="the allowed page: small (974 bytes, the default), article (a "
+                             "50 KB page as news and documentation sites serve them) or an "
+                             "HTML file")
     signing = parser.add_mutually_exclusive_group()
     signing.add_argument("--signed", action="store_true",
                          help="also measure Web Bot Auth signing: an https origin, robotsgate "
@@ -566,6 +630,7 @@ def main() -> int:
             raise SystemExit(f"{tool} is missing: apt-get install -y nginx wrk && "
                              "service nginx stop")
     tls = args.signed or args.signed_only
+    page = page_named(args.page)
 
     os.sched_setaffinity(0, LOAD_CPUS)  # before nginx and wrk start: they inherit it
     with tempfile.TemporaryDirectory(prefix="robotsgate-bench-") as tmp:
@@ -574,7 +639,7 @@ def main() -> int:
         launches: list[Started] = []
         nginx = None
         try:
-            nginx, origin_port, tls_port = start_nginx(workdir, tls)
+            nginx, origin_port, tls_port = start_nginx(workdir, tls, page)
             # The https origin's certificate is self-signed.
             insecure = ("--set", "ssl_insecure=true") if tls else ()
             wanted: dict[str, tuple[Path | None, tuple[str, ...]]] = {
@@ -601,6 +666,7 @@ def main() -> int:
             names = list(wanted)
             if args.against:
                 print(f"then: robotsgate at {args.against}; now: this checkout")
+            print(f"the allowed page: {args.page}, {len(page):,} bytes")
             print(f"proxies on CPU {_cpus(PROXY_CPUS) or 'shared'}, nginx and wrk on CPU "
                   f"{_cpus(LOAD_CPUS)}")
             if not args.signed_only:

@@ -34,21 +34,20 @@ _IN_TAGS = (b"robots", b"&#", b"tdm-", b"rsl+xml", b"&plus;")
 _NAMED = {"_": (b"&lowbar;", b"&underbar;"), ".": (b"&period;",), "+": (b"&plus;",)}
 
 _WS = rb"\t\n\f\r "
-# A <meta> or <link> start tag from its '<' to the '>' that ends it, as the HTML tokenizer reads
-# it (HTML Living Standard §13.2.5): the tag name, then attributes, each a name (which may begin
-# with '=' and may hold quotes) and maybe '=' and a value: double-quoted, single-quoted (either
-# runs to its own quote, '>' and all) or unquoted (to white space or '>'). Possessive throughout:
-# one reading, as the tokenizer has. No match: a quote that never closes (the tokenizer drops the
-# tag at the end of the page), or no '>' at all.
+# A <meta> or <link> start tag, as the HTML tokenizer reads it (HTML Living Standard §13.2.5):
+# the tag name, then attributes, each a name (which may begin with '=' and may hold quotes) and
+# maybe '=' and a value: double-quoted, single-quoted (either runs to its own quote, '>' and all)
+# or unquoted (to white space or '>'). Possessive throughout: one reading, as the tokenizer has.
+# The match takes only "<meta" (or "<link"), so that every one of the page starts a match of its
+# own, even inside what another looks like; the rest of the tag, to the '>' that ends it, is the
+# second group, or None when it does not end (a quote that never closes, no '>').
 _TAG = re.compile(
-    rb"<(?:meta|link)(?=[" + _WS + rb"/>])"
+    rb"<(?:meta|link)(?=[" + _WS + rb"/>])(?=("
     rb"(?:[" + _WS + rb"/]"
     rb"|[^" + _WS + rb"/>][^" + _WS + rb"/>=]*+"
     rb"(?:[" + _WS + rb"]*+=[" + _WS + rb"]*+"
     rb"(?:\"[^\"]*+\"|'[^']*+'|[^" + _WS + rb">\"'][^" + _WS + rb">]*+|(?=>))"
-    rb"|(?![" + _WS + rb"]*+=)))*+>")
-_TAG_OPENERS = (b"<meta", b"<link")
-_AFTER_NAME = frozenset(b"\t\n\f\r />")
+    rb"|(?![" + _WS + rb"]*+=)))*+>)?)")
 # What a comment opens with, before the "robots" or "/robots" of a section tag: "<!--", and the
 # bogus comments "<!..." and "</ ..." (tree._COMMENT_OPENINGS).
 _COMMENT_OPENINGS = (b"<!--", b"<!", b"</")
@@ -121,19 +120,11 @@ def _back_over_space(lowered: bytes, at: int) -> int:
 
 
 def _tags(lowered: bytes) -> bytes | None:
-    """Every <meta> and <link> start tag of the page, joined by NUL (which no name holds); None
-    when one does not end, and the page must be read to know what it holds."""
-    found: list[bytes] = []
-    for opener in _TAG_OPENERS:
-        at = lowered.find(opener)
-        while at >= 0:
-            end = at + len(opener)
-            if end < len(lowered) and lowered[end] in _AFTER_NAME:
-                tag = _TAG.match(lowered, at)
-                if tag is None:
-                    return None
-                found.append(tag[0])
-            at = lowered.find(opener, end)
+    """The attributes of every <meta> and <link> start tag of the page, joined by NUL (which no
+    name holds); None when one does not end, and the page must be read to know what it holds."""
+    found = [tag[1] for tag in _TAG.finditer(lowered)]
+    if None in found:
+        return None
     return b"\0".join(found)
 
 

@@ -35,6 +35,7 @@ FRAGMENTS = [
     "type=application/rsl+xml href=/l3>", '<!-- robots content="nofollow" -->',
     "<!-- /robots -->", "<! robots content=noindex>", "</ robots>",
     "<!--\u3000robots content=noindex-->", "<!-- a comment -->", "<!--", "-->",
+    '<!-- <meta x=" -->', '<meta a="q>" name=foobot content=noindex>',
     "compatible ", "robots ", "robots.txt ", "&#39;", "&amp;", "foobot ", "Bot",
 ]
 pages = st.lists(st.sampled_from(FRAGMENTS), max_size=14).map("".join)
@@ -98,9 +99,13 @@ def test_a_tag_ends_where_the_tokenizer_ends_it() -> None:
     page = b"<head><meta a\"b='c\"> x' name=foobot content=noindex></head>"
     assert not quiet(page, "text/html", ("foobot",))
     assert can_have_signals(page, "text/html", ("foobot",))
-    assert _tags(page) == page[6:-7]
+    assert _tags(page) == page[11:-7]
     # A '>' inside quotes does not end it either.
     page = b'<meta title="a>b" name="foobot" content="noindex">'
+    assert not quiet(page, "text/html", ("foobot",))
+    assert can_have_signals(page, "text/html", ("foobot",))
+    # What only looks like a tag (in a comment) runs into a real one: each is read as its own.
+    page = b'<head><!-- <meta x=" --><meta a="q>" name=foobot content=noindex></head>'
     assert not quiet(page, "text/html", ("foobot",))
     assert can_have_signals(page, "text/html", ("foobot",))
     # A tag whose quote never closes: the page is read.
