@@ -92,7 +92,15 @@ def article() -> bytes:
     references, a footer; nothing in it says anything to robots."""
     import random
     chance = random.Random(9309)
-    words = ["the", "of", "and", "to", "in", "is", "that", "for", "it", "as", "with", "was", "on", "be", "by", "this", "are", "from", "at", "or", "an", "which", "have", "not", "their", "has", "more", "been", "its", "one", "all", "also", "new", "than", "other", "into", "time", "first", "these", "some", "two", "can", "may", "would", "after", "most", "over", "such", "only", "years", "between", "because", "system", "used", "under", "like", "city", "world", "state", "people", "during", "including", "through", "while", "where", "both", "each", "many", "later", "same", "through", "before", "season", "market", "history", "report", "public", "company", "number", "known", "group", "around", "found", "called"]
+    words = ["the", "of", "and", "to", "in", "is", "that", "for", "it", "as", "with", "was", "on",
+             "be", "by", "this", "are", "from", "at", "or", "an", "which", "have", "not", "their",
+             "has", "more", "been", "its", "one", "all", "also", "new", "than", "other", "into",
+             "time", "first", "these", "some", "two", "can", "may", "would", "after", "most",
+             "over", "such", "only", "years", "between", "because", "system", "used", "under",
+             "like", "city", "world", "state", "people", "during", "including", "through", "while",
+             "where", "both", "each", "many", "later", "same", "through", "before", "season",
+             "market", "history", "report", "public", "company", "number", "known", "group",
+             "around", "found", "called"]
 
     def sentence() -> str:
         text = " ".join(chance.choice(words) for _ in range(chance.randint(8, 22)))
