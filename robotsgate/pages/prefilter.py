@@ -7,12 +7,12 @@ Every signal a page can carry is in one of two places (robotsgate.pages.tree rea
 - the attributes of a `<meta>` (robots, the agent's own names, tdm-reservation, tdm-policy) or a
   `<link>` (an RSL licence, `rsl+xml`), where a character reference may spell any letter.
 
-So the page is lower-cased once and searched for "robots" (each one found is a signal only
-after a comment's opening), and the names are looked for only inside the page's `<meta>` and
-`<link>` start tags, found as the HTML tokenizer finds a start tag's end. That is one pass for
-"robots" and one for each kind of tag, however many names the agent answers to, and the word
-"compatible" in a page's text, a `&#39;`, or a page about robots.txt no longer send it to the
-parser.
+So the page is lower-cased once and searched for "robots", each one found counting only after a
+comment's opening, and a regular expression takes the attributes of each `<meta>` and `<link>`
+start tag, ended where the HTML tokenizer ends it; the names are looked for in those alone.
+However many names the agent answers to, that is three passes over the page, and the word
+"compatible" in its text (most bots' User-Agent names it), a `&#39;`, or a page about robots.txt
+no longer send it to the parser.
 
 Reading the page's structure from its bytes holds only where each ASCII byte of the page is that
 character of its text wherever it stands: UTF-8 and the one-byte charsets, not Shift_JIS, GBK or
