@@ -29,6 +29,7 @@ gate's share of the CPU has read about twice its share of instructions. Use this
 revisions and to find where work goes; state the targets with bench_proxy.py.
 
     .venv/bin/python scripts/bench_instructions.py [--requests 200] [--against REV] [--hooks]
+        [--page small|article|FILE]
 
 Needs valgrind (Debian: apt-get install valgrind), and for the whole proxy nginx. About half a
 minute per proxy, or per path and revision with --hooks.
@@ -49,12 +50,12 @@ from pathlib import Path
 
 from bench_proxy import (
     MITMDUMP,
-    PAGE,
     REFUSED,
     REPO,
     USER_AGENT,
     declares,
     free_port,
+    page_named,
     start_nginx,
     worktree,
 )
@@ -148,7 +149,7 @@ def measure(workdir: Path, name: str, script: Path | None, checkout: Path, origi
     return result
 
 
-def flows(count: int, label: str) -> None:
+def flows(count: int, label: str, page: bytes) -> None:
     """`count` flows through the gate's hooks, counted inside itertools.starmap (--hooks; the
     robotsgate imported is the one PYTHONPATH names)."""
     import httpx
@@ -179,7 +180,7 @@ def flows(count: int, label: str) -> None:
             f.request.headers["Host"] = "127.0.0.1:8080"
             f.request.headers["User-Agent"] = USER_AGENT
             f.response = None
-            return f, http.Response.make(200, PAGE, {"Content-Type": "text/html"})
+            return f, http.Response.make(200, page, {"Content-Type": "text/html"})
 
         async def run(batch: list[tuple[http.HTTPFlow, http.Response]]) -> None:
             for f, response in batch:
@@ -201,12 +202,14 @@ def flows(count: int, label: str) -> None:
             raise SystemExit(f"{label}: answered {sorted(got)}, not {want}")
 
 
-def count_hooks(workdir: Path, name: str, checkout: Path, label: str, count: int) -> float:
+def count_hooks(workdir: Path, name: str, checkout: Path, label: str, count: int,
+                page: str) -> float:
     """Instructions per flow of the gate's hooks at `checkout` (--hooks)."""
     out = workdir / f"{name}-{label}.callgrind"
     done = subprocess.run(["valgrind", "--tool=callgrind", "--toggle-collect=starmap_next",
-                           f"--callgrind-out-file={out}", sys.executable, __file__, "--flows",
-                           str(count), label], env={**os.environ, "PYTHONPATH": str(checkout)},
+                           f"--callgrind-out-file={out}", sys.executable, __file__, "--page",
+                           page, "--flows", str(count), label],
+                          env={**os.environ, "PYTHONPATH": str(checkout)},
                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if done.returncode != 0:
         raise SystemExit(f"{name}, {label}: the counted process failed:\n{done.stderr[-2000:]}")
@@ -222,13 +225,15 @@ def hooks_table(args: argparse.Namespace) -> int:
         try:
             for name, checkout in checkouts:
                 counted[name] = {label: count_hooks(workdir, name.split()[0], checkout, label,
-                                                    args.requests) for label in PATHS}
+                                                    args.requests, args.page)
+                                 for label in PATHS}
         finally:
             if then is not None:
                 subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force",
                                 str(then)], check=False)
     print(f"instructions per flow of robotsgate's four HTTP hooks, in one process (callgrind, "
-          f"taddons), {args.requests} flows per path after {WARM} uncounted")
+          f"taddons), {args.requests} flows per path after {WARM} uncounted; the allowed page: "
+          f"{args.page}")
     print(f"{'robotsgate':22}{'allowed':>12}{'403':>12}")
     for name, got in counted.items():
         print(f"{name:22}{got['allowed']:>12,.0f}{got['403']:>12,.0f}")
@@ -250,10 +255,14 @@ def main() -> int:
     parser.add_argument("--hooks", action="store_true",
                         help="count robotsgate's own hooks in one process (no network, no "
                              "nginx) instead of the whole proxy: finer, and the gate only")
+    parser.add_argument("--page", default="small",
+                        help="the allowed page, as bench_proxy.py's --page: small (the "
+                             "default), article or an HTML file")
     parser.add_argument("--flows", nargs=2, metavar=("COUNT", "PATH"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    page = page_named(args.page)
     if args.flows:  # the process --hooks counts
-        flows(int(args.flows[0]), args.flows[1])
+        flows(int(args.flows[0]), args.flows[1], page)
         return 0
     if args.requests < 1:
         parser.error("--requests must be at least 1")
@@ -267,7 +276,7 @@ def main() -> int:
                              f"{'valgrind' if tool != 'nginx' else 'nginx'})")
     with tempfile.TemporaryDirectory(prefix="robotsgate-instructions-") as tmp:
         workdir = Path(tmp)
-        nginx, origin, _ = start_nginx(workdir, False)
+        nginx, origin, _ = start_nginx(workdir, False, page)
         then = worktree(args.against, workdir / "then") if args.against else None
         proxies: list[tuple[str, Path | None, Path]] = [
             ("plain", None, REPO), ("empty hooks", EMPTY_HOOKS, REPO),
