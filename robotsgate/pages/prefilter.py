@@ -15,10 +15,11 @@ However many names the agent answers to, that is three passes over the page, and
 no longer send it to the parser.
 
 Reading the page's structure from its bytes holds only where each ASCII byte of the page is that
-character of its text wherever it stands: UTF-8 and the one-byte charsets, not Shift_JIS, GBK or
-Big5 (whose second bytes include ASCII letters) nor HZ. A page in one of those is searched whole
-for every name, as a text can spell them. A page whose bytes do not spell ASCII as ASCII at all
-(UTF-16, UTF-32, EBCDIC, ISO-2022 escapes) is always read.
+character of its text wherever it stands: UTF-8, EUC and the one-byte charsets, not Shift_JIS,
+GBK or Big5, whose second bytes include ASCII letters. A page in one of those is searched whole
+for every name, as a text can spell them. A page whose bytes do not spell its ASCII as ASCII
+(UTF-16, UTF-32, EBCDIC, ISO-2022 escapes, HZ, whose "~" and a line break vanish from between
+two letters) is always read.
 """
 
 import functools
@@ -32,6 +33,13 @@ from robotsgate.pages.charset import CHARSET_SCAN_BYTES, codec_of_label, page_co
 # character a name may hold (HTML's named references for ASCII letters: only &fjlig;, "fj").
 _IN_TAGS = (b"robots", b"&#", b"tdm-", b"rsl+xml", b"&plus;")
 _NAMED = {"_": (b"&lowbar;", b"&underbar;"), ".": (b"&period;",), "+": (b"&plus;",)}
+
+# The charsets whose bytes can be searched for a name as ASCII, but not read for structure: each
+# ASCII character of the text is its own byte, and no bytes vanish between two of them, yet an
+# ASCII byte may be the second byte of a character (tests/pages/test_prefilter.py proves both of
+# every one). Any other charset that is not transparent (_transparent) has its pages read.
+_SEARCHED_WHOLE = frozenset({"shift_jis", "cp932", "gbk",
+                             "gb18030", "big5", "big5hkscs", "cp950", "cp949", "johab"})
 
 _WS = rb"\t\n\f\r "
 # A <meta> or <link> start tag, as the HTML tokenizer reads it (HTML Living Standard §13.2.5):
@@ -68,9 +76,9 @@ def can_have_signals(body: bytes, content_type: str | None, agents: Iterable[str
     lowered = body.lower()
     codec = None if _declares_transparent(lowered, content_type) else \
         page_codec(body, content_type)
-    if codec is not None and not _spells_ascii(codec):
-        return True
     if codec is not None and not _transparent(codec):
+        if codec not in _SEARCHED_WHOLE:
+            return True  # its bytes do not spell its text's ASCII as ASCII (UTF-16, EBCDIC, HZ)
         return max(map(lowered.find, names)) >= 0  # the whole text, for every name
     if _may_open_section(lowered):
         return True
@@ -159,16 +167,6 @@ def _declares_transparent(lowered: bytes, content_type: str | None) -> bool:
                 return False
         at = lowered.find(b"charset", at + 1, end)
     return True
-
-
-@functools.lru_cache(maxsize=64)
-def _spells_ascii(codec: str) -> bool:
-    """Whether the codec writes the characters searched for as their ASCII bytes."""
-    probe = "abcdefghijklmnopqrstuvwxyz0123456789 -_.+&#;<>!/='\"\t\n\f\r"
-    try:
-        return probe.encode(codec) == probe.encode("ascii")
-    except (LookupError, UnicodeError):
-        return False  # a codec that cannot write them all: such a page is read
 
 
 @functools.lru_cache(maxsize=64)

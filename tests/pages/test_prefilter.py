@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from robotsgate.pages import can_have_signals, read_page
 from robotsgate.pages.charset import page_codec
-from robotsgate.pages.prefilter import _declares_transparent, _tags, _transparent
+from robotsgate.pages.prefilter import _SEARCHED_WHOLE, _declares_transparent, _tags, _transparent
 
 NOW = 1_700_000_000.0
 
@@ -138,8 +138,52 @@ def test_a_charset_whose_second_bytes_are_ascii_is_searched_whole() -> None:
     assert can_have_signals(body, "text/html", ())
 
 
+def searchable(codec: str) -> bool:
+    """Whether a byte search for an ASCII name finds every one the codec's text holds: between
+    two ASCII letters, no one or two bytes vanish (they are adjacent in the text only when they
+    are in the bytes), and an ASCII character of the text is one of the ASCII bytes it was
+    decoded from, in their order (none made from other bytes)."""
+    try:
+        if bytes(range(0x80)).decode(codec, "surrogateescape") != bytes(range(0x80)).decode():
+            return False
+    except (UnicodeError, ValueError):
+        return False
+    for between in [bytes((a,)) for a in range(256)] + \
+            [bytes((a, b)) for a in range(256) for b in range(256)]:
+        left, right = [mark for mark in b"qzjx" if mark not in between][:2]
+        raw = bytes((left,)) + between + bytes((right,))
+        try:
+            text = raw.decode(codec, "surrogateescape")
+        except (UnicodeError, ValueError):
+            return False
+        if chr(left) + chr(right) in text:
+            return False
+        ascii_bytes = iter(byte for byte in raw if byte < 0x80)
+        if not all(ord(char) in ascii_bytes for char in text if char < "\x80"):
+            return False
+    return True
+
+
+def test_the_charsets_searched_whole_can_be() -> None:
+    for name in sorted(_SEARCHED_WHOLE):
+        assert codecs.lookup(name).name == name
+        assert not _transparent(name), name  # else its structure would be read
+        assert searchable(name), name
+    # What such a search would miss, and which are read instead.
+    for name in ("hz", "utf-7", "iso2022_jp", "cp037"):
+        assert not searchable(codecs.lookup(name).name), name
+        assert codecs.lookup(name).name not in _SEARCHED_WHOLE
+
+
+def test_hz_is_read() -> None:
+    # HZ drops "~" and a line break: these bytes read as <meta name="robots" ...>.
+    body = b'<meta name="rob~\nots" content="noindex"><p>x'
+    assert not quiet(body, "text/html; charset=hz-gb-2312", ())
+    assert can_have_signals(body, "text/html; charset=hz-gb-2312", ())
+
+
 def test_which_codecs_read_as_their_bytes() -> None:
-    transparent = ["utf-8", "cp1252", "iso8859-2", "koi8-r", "euc_jp", "euc_kr"]
+    transparent = ["utf-8", "cp1252", "iso8859-2", "koi8-r", "euc_jp", "euc_kr", "gb2312"]
     not_transparent = ["shift_jis", "cp932", "gbk", "gb18030", "big5", "hz", "johab", "utf-7",
                        "iso2022_jp", "cp037"]
     assert all(_transparent(codecs.lookup(name).name) for name in transparent)
