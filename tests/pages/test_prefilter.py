@@ -209,3 +209,13 @@ def test_the_charset_short_cut_agrees_with_the_scan(page: str) -> None:
     if _declares_transparent(body.lower(), "text/html"):
         codec = page_codec(body, "text/html")
         assert codec is None or _transparent(codec), (page, codec)
+
+
+def test_a_page_declared_in_a_charset_that_does_not_write_ascii_is_read() -> None:
+    # The declaration is found in ASCII bytes; the page after it is EBCDIC, which no ASCII byte
+    # search can see into: a section tag in it.
+    body = b'<meta charset="cp037">' + \
+        '<p><!-- robots content="noindex" -->secret<!-- /robots -->'.encode("cp037")
+    assert page_codec(body, "text/html") == "cp037"
+    assert not quiet(body, "text/html", ())
+    assert can_have_signals(body, "text/html", ())
