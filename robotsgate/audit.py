@@ -113,9 +113,18 @@ class AuditRecord:
                                "License: line wrote it", None)
     license_sha256: str | None = _doc("sha256 of the licence document's body that decided (in "
                                       "robots_archive_dir with the robots.txt bodies)", None)
-    price: str | None = _doc("for a payment: what the origin charged (crawler-charged, USD "
-                             "0.01); for price-refused and budget-exhausted: what it asked "
-                             "(crawler-price)", None)
+    price: str | None = _doc("for a payment: what the budgets counted as charged (USD 0.01): "
+                             "crawler-charged, in full, when it is a price in the currency "
+                             "agreed, else the price agreed; null when the origin said it "
+                             "charged nothing; for price-refused, budget-exhausted and "
+                             "overcharged: what it asked (crawler-price)", None)
+    charged_as_written: str | None = _doc(
+        "for a payment: crawler-charged exactly as the origin wrote it (its first 200 "
+        "characters), whatever its currency or syntax; null when it sent none", None)
+    bot: str | None = _doc(
+        "for a payment, budget-exhausted and overcharged: the bot whose budgets count it, as "
+        "the proxy names it (robots_agents, proxy-auth, robots_agent; else the product token "
+        "of its User-Agent that a budget names, else its first)", None)
     x402: str | None = _doc("for x402-unsupported: what PAYMENT-REQUIRED asked, decoded "
                             "(version; scheme, network, amount, asset, payTo)", None)
     signature: str | None = _doc("for a signature event: the Signature-Input the request left "

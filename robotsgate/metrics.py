@@ -43,9 +43,14 @@ class Metrics:
             "(4xx: no restrictions), unreachable (5xx, 429, network: complete disallow)",
             ["outcome"], registry=r)
         self.spent = Counter(
-            "robotsgate_charged_micros", "what origins charged for paid requests (HTTP 402 "
-            "pay-per-crawl, crawler-charged), in millionths of the currency",
+            "robotsgate_charged_micros", "money spent on paid requests (HTTP 402 "
+            "pay-per-crawl) as the budgets count it: crawler-charged in full when it is a "
+            "price in the currency agreed, else the price agreed; millionths of the currency",
             ["currency"], registry=r)
+        self.overcharges = Counter(
+            "robotsgate_overcharges", "paid requests whose crawler-charged said more than the "
+            "price agreed (kind more), another currency (currency) or nothing readable "
+            "(unreadable)", ["kind"], registry=r)
         self.in_flight = Gauge(
             "robotsgate_robots_fetches_in_flight", "robots.txt fetches under way", registry=r)
 
@@ -79,8 +84,13 @@ class Metrics:
             self.in_flight.dec()
 
     def charged(self, currency: str, micros: int) -> None:
-        """A paid request's crawler-charged amount."""
+        """What the budgets counted for a paid request."""
         self.spent.labels(currency).inc(micros)
+
+    def overcharged(self, kind: str) -> None:
+        """A paid request's crawler-charged above the price agreed, in another currency, or
+        unreadable (spending.Overcharge)."""
+        self.overcharges.labels(kind).inc()
 
     def fetched(self, outcome: str) -> None:
         self.fetches.labels(outcome).inc()

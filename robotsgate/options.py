@@ -22,7 +22,7 @@ from robotsgate.license_servers import parse_credentials
 from robotsgate.protocol import PRODUCT_TOKEN, SEMANTICS
 from robotsgate.protocol.readings import Semantics
 from robotsgate.purposes import PurposeMap, parse_purposes
-from robotsgate.spending import parse_budgets, parse_price
+from robotsgate.spending import parse_budgets, parse_price, parse_sites
 from robotsgate.state.redis_url import FALLBACKS, Fallback, check_prefix, check_url
 
 PREFIX: Final = "robots_"
@@ -158,6 +158,13 @@ class Settings:
         "month (a UTC window); e.g. 'USD 10/day', 'site:news.example=USD 1/hour'. A payment "
         "is made only when every budget that applies has room, kept in the fleet's Redis when "
         "there is one.", check=parse_budgets, rebuilds=Rebuilds.GATE)
+    forgive_overcharge: tuple[str, ...] = _option(
+        (), "Sites paid again although they charged more than the price agreed, one HOST per "
+        "entry. A site whose crawler-charged is above the price, in another currency or "
+        "unreadable is otherwise paid nothing more (402 overcharged): in the fleet's Redis "
+        "until it is named here, in memory for the proxy's life. Named, its charges are still "
+        "counted in full and audited; taken off, its next overcharge stops it again.",
+        check=parse_sites)
     license_credentials: tuple[str, ...] = _option(
         (), "OAuth 2.0 client credentials per RSL licence server, one SERVER=CLIENT_ID:SECRET "
         "or SERVER=CLIENT_ID:@FILE (the secret read from FILE) per entry; SERVER is the "

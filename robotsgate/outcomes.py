@@ -35,6 +35,7 @@ class Reason(StrEnum):
     LICENSE_REQUIRED = "license-required"  # a licence to be obtained from a licence server
     PRICE_REFUSED = "price-refused"  # a 402's price the proxy will not pay
     BUDGET_EXHAUSTED = "budget-exhausted"  # ... for which a budget has no room left
+    OVERCHARGED = "overcharged"  # ... asked by a site that charged more than agreed before
     X402_UNSUPPORTED = "x402-unsupported"  # an x402 payment asked for: not made
     VISIT_TIME = "visit-time"
     CRAWL_DELAY_TOO_LONG = "crawl-delay-too-long"
@@ -125,6 +126,14 @@ OUTCOMES: Final[dict[Reason, Outcome]] = {
         when="the origin's price is within robots_max_price, but a budget that applies "
              "(robots_budget) has no room left for it in its window (or the fleet's Redis "
              "cannot be asked)",
+        headers=("crawler-price",)),
+    Reason.OVERCHARGED: Outcome(
+        402, "The origin asks {price} for this page; this proxy pays this site no more: "
+             "{why}.\n",
+        when="the origin's price is within robots_max_price, but the site charged more than "
+             "the price agreed for an earlier paid request (a crawler-charged above it, in "
+             "another currency, or that cannot be read): it is paid nothing more until "
+             "robots_forgive_overcharge names it",
         headers=("crawler-price",)),
     Reason.X402_UNSUPPORTED: Outcome(
         402, "The origin asks for an x402 payment ({x402}); this proxy does not pay on a "
@@ -258,8 +267,9 @@ FORWARDED: Final[dict[Reason, str]] = {
                             "new one (event license)",
     Reason.CRAWLER_CHARGED: "the origin answered 402 with a price within robots_max_price "
                             "and the budgets: the request was sent once more, signed, with "
-                            "crawler-exact-price; the record's price is what crawler-charged "
-                            "said (event payment)",
+                            "crawler-exact-price; the record's price is what the budgets "
+                            "counted as charged, charged_as_written what crawler-charged said "
+                            "(event payment)",
     Reason.PROTOCOL: "a connection that carries nothing robotsgate can decide (DNS, UDP, raw "
                      "QUIC, raw TCP outside a tunnel), closed at once; method is TCP, UDP, DNS "
                      "or QUIC",

@@ -105,7 +105,8 @@ class Recorder:
              refusal: UsageRefusal | None = None, origin_status: int | None = None,
              signature: str | None = None, tdm_policy: str | None = None,
              licensed: LicenseRefusal | None = None, price: str | None = None,
-             x402: str | None = None) -> None:
+             x402: str | None = None, charged_as_written: str | None = None,
+             bot: str | None = None) -> None:
         """The record of one request. Raises AuditUnwritable when it cannot be written and
         robots_audit_failure is closed. A usage refusal (`refusal`, or the verdict's) names the
         statement that disallowed a purpose as its rule and line; a licence refusal (`licensed`,
@@ -151,7 +152,8 @@ class Recorder:
             purposes=", ".join(sorted(purposes)) if purposes else None,
             origin_status=origin_status, tdm_policy=tdm_policy, signature=signature,
             license=licensed.url if licensed else None,
-            license_sha256=licensed.sha256 if licensed else None, price=price, x402=x402))
+            license_sha256=licensed.sha256 if licensed else None, price=price,
+            charged_as_written=charged_as_written, bot=bot, x402=x402))
 
     def connection(self, agents: AgentMap, agent_option: str | None, client: Any, event: Event,
                    url: str, method: str) -> None:

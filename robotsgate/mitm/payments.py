@@ -11,12 +11,20 @@ explains with `crawler-error`. Here:
   (robots_signature_agent signs it): else the bot gets 402 price-refused;
 - every budget that applies (robots_budget: the whole proxy or fleet, the bot, the site) must
   have room for the price, reserved before the request goes again: else 402 budget-exhausted;
+- the site must not have overcharged before (robotsgate.spending: checked with the budgets,
+  in one step): else 402 overcharged, until robots_forgive_overcharge names it;
 - the request is sent once more (robotsgate.mitm.again: decided, paced, signed, audited
   afresh), with `crawler-exact-price` set by the proxy after the decision, and the bot gets
-  that answer. What the origin charged (`crawler-charged`) is recorded (event payment, reason
-  crawler-charged, field price) and counted in metrics; the rest of the reservation is given
-  back. A bot's own crawler-exact-price, crawler-max-price or x402 payment headers never leave
+  that answer. What the origin says it charged (`crawler-charged`) is judged against the price
+  agreed (spending.judge) and the reservation settled at it, in full: recorded (event payment,
+  reason crawler-charged, fields price: what the budgets counted, charged_as_written: the
+  field as the site wrote it, bot) and counted in metrics. An overcharge (more than agreed,
+  another currency, unreadable) is logged as an error too, and stops payments to that site.
+  A bot's own crawler-exact-price, crawler-max-price or x402 payment headers never leave
   (robotsgate.exchange.request): only the proxy pays.
+
+Budgets are counted for the bot as the proxy names it (spending.bot_of), never for the
+robots.txt group that matched.
 
 x402 (`PAYMENT-REQUIRED`: base64 of a JSON object saying what to pay on which chain): decoded,
 recorded in the audit record's `x402` field, and answered 402 x402-unsupported. Paying on a
@@ -28,11 +36,12 @@ import binascii
 import json
 import logging
 from collections.abc import Awaitable
+from dataclasses import dataclass
 
 from mitmproxy import http
 
 from robotsgate import outcomes
-from robotsgate.audit import Event
+from robotsgate.audit import Event, timestamp
 from robotsgate.escape import escaped
 from robotsgate.gate import Verdict
 from robotsgate.mitm import keys
@@ -40,17 +49,25 @@ from robotsgate.mitm.again import send_again
 from robotsgate.mitm.answers import AuditUnwritable, answer
 from robotsgate.mitm.runtime import Live, Runtime
 from robotsgate.outcomes import Reason
-from robotsgate.spending import Reservation, read_price
+from robotsgate.spending import Reservation, Stopped, bot_of, judge, parse_sites, read_price
 
 logger = logging.getLogger(__name__)
 
 MAX_X402 = 8192  # characters of PAYMENT-REQUIRED decoded
 
 
+@dataclass(frozen=True, slots=True)
+class _Paying:
+    """A request sent again to pay: the room reserved, and the bot whose budgets hold it."""
+
+    reservation: Reservation
+    bot: str
+
+
 class Pay:
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
-        self._again: dict[str, Reservation] = {}  # requests sent again, paid for
+        self._again: dict[str, _Paying] = {}  # requests sent again, paid for
         self._settled: set[int] = set()  # reservations their answer settled (by id)
 
     def requestheaders(self, flow: http.HTTPFlow) -> None:
@@ -58,19 +75,19 @@ class Pay:
             self._stamp(flow)
 
     def _stamp(self, flow: http.HTTPFlow) -> None:
-        reservation = self._again.get(flow.id)
-        if reservation is not None and flow.response is None:
+        paying = self._again.get(flow.id)
+        if paying is not None and flow.response is None:
             # After the decision (which drops any a bot wrote), before the signature.
-            flow.request.headers["crawler-exact-price"] = str(reservation.amount)
+            flow.request.headers["crawler-exact-price"] = str(paying.reservation.amount)
 
     def response(self, flow: http.HTTPFlow) -> Awaitable[None] | None:
         response = flow.response
         if response is None or (response.status_code != 402 and not self._again):
             return None
         # First: a paid copy is settled whatever answered it (the proxy itself, decided again).
-        reservation = self._again.get(flow.id)
-        if reservation is not None:
-            return self._settle(flow, response, reservation)
+        paying = self._again.get(flow.id)
+        if paying is not None:
+            return self._settle(flow, response, paying)
         if response.status_code != 402 or flow.error is not None or \
                 flow.metadata.get(keys.ANSWERED) or keys.VERDICT not in keys.private(flow) or \
                 flow.is_replay == "request" or flow.metadata.get(keys.REFUSED):
@@ -104,64 +121,87 @@ class Pay:
         if why is not None or price is None:
             self._refuse(flow, live, Reason.PRICE_REFUSED, why=why, price=asked)
             return
-        verdict: Verdict = keys.private(flow)[keys.VERDICT]
         identity = keys.private(flow).get(keys.IDENTITY)
-        # The bot as the operator named it (robots_agents, proxy-auth, robots_agent), before
-        # the group a site's robots.txt happened to match.
-        bot = identity.token if identity is not None and identity.token else verdict.agent
+        # The bot as the proxy names it (robots_agents, proxy-auth, robots_agent, else its
+        # User-Agent's product token), never the group a site's robots.txt happened to match.
+        bot = bot_of(identity.token if identity is not None else None,
+                     flow.request.headers.get("user-agent"), live.services.budgets)
+        site = flow.request.host.lower()
         budgets = [budget for budget in live.services.budgets
-                   if budget.limit.currency == price.currency and
-                   budget.applies(bot, flow.request.host)]
+                   if budget.limit.currency == price.currency and budget.applies(bot, site)]
         now = self.runtime.clocks.clock()
-        reservation = await live.services.ledger.reserve(budgets, price, now)
+        forgiven = site in parse_sites(live.settings.forgive_overcharge)
+        reservation = await live.services.ledger.reserve(site, budgets, price, now,
+                                                         forgiven=forgiven)
+        if isinstance(reservation, Stopped):
+            self._refuse(flow, live, Reason.OVERCHARGED, price=str(price), bot=bot,
+                         why=f"{reservation.why}; robots_forgive_overcharge={site} pays it "
+                             f"again")
+            return
         if reservation is None:
-            self._refuse(flow, live, Reason.BUDGET_EXHAUSTED, price=str(price),
+            self._refuse(flow, live, Reason.BUDGET_EXHAUSTED, price=str(price), bot=bot,
                          why=", ".join(str(budget) for budget in budgets))
             return
+        paying = _Paying(reservation, bot)
         try:
-            _, trouble = await send_again(flow, self._again, reservation)
+            _, trouble = await send_again(flow, self._again, paying)
         finally:
-            if id(reservation) not in self._settled:  # no answer came to settle it
-                self._settled.add(id(reservation))
-                await live.services.ledger.give_back(reservation, reservation.amount.micros)
-        self._settled.discard(id(reservation))
+            if id(paying) not in self._settled:  # no answer came to settle it
+                self._settled.add(id(paying))
+                await live.services.ledger.settle(reservation, 0)
+        self._settled.discard(id(paying))
         if trouble is not None:
             self._record(flow, live, "payment", Reason.CRAWLER_CHARGED, None, price=None,
-                         error=f"sent again to pay {price}, it got no answer ({trouble}): "
-                               f"nothing was paid; the bot got the first answer")
+                         bot=bot, error=f"sent again to pay {price}, it got no answer "
+                                        f"({trouble}): nothing was paid; the bot got the first "
+                                        f"answer")
 
     async def _settle(self, flow: http.HTTPFlow, response: http.Response,
-                      reservation: Reservation) -> None:
-        """The paid request's answer: what was charged is recorded, the rest given back."""
+                      paying: _Paying) -> None:
+        """The paid request's answer: what the site says it charged is counted, in full, and
+        recorded as it wrote it; an overcharge stops payments to the site."""
         live = self.runtime.of(flow)
-        self._settled.add(id(reservation))
-        charged = read_price(response.headers.get("crawler-charged"))
-        spent = charged.micros if charged is not None and \
-            charged.currency == reservation.amount.currency else 0
-        if spent < reservation.amount.micros:
-            await live.services.ledger.give_back(reservation, reservation.amount.micros - spent)
-        elif spent > reservation.amount.micros:
-            logger.error("robotsgate: %s charged %s for %s, more than the %s agreed",
-                         flow.request.host, charged, flow.request.pretty_url,
-                         reservation.amount)
-        if spent:
-            assert charged is not None
-            self.runtime.metrics.charged(charged.currency, spent)
+        self._settled.add(id(paying))
+        reservation = paying.reservation
+        agreed, site = reservation.amount, reservation.site
+        charge = judge(agreed, response.headers.get("crawler-charged"))
+        stop = None
+        if charge.overcharge is not None:
+            forgiven = site in parse_sites(live.settings.forgive_overcharge)
+            why = charge.why(agreed)
+            stop = None if forgiven else f"{why} (at {timestamp(self.runtime.clocks.clock())})"
+            logger.error("robotsgate: %s overcharged for %s: %s; %s", site,
+                         escaped(flow.request.pretty_url), why,
+                         "forgiven (robots_forgive_overcharge)" if forgiven else
+                         "it is paid no more until robots_forgive_overcharge names it")
+            self.runtime.metrics.overcharged(charge.overcharge)
+        await live.services.ledger.settle(reservation, charge.counted.micros, stop=stop)
+        if charge.written is not None:
+            self.runtime.metrics.charged(charge.counted.currency, charge.counted.micros)
         error = response.headers.get("crawler-error")
+        said = f", crawler-error: {escaped(error[:200])}" if error else ""
+        if charge.overcharge is not None:
+            note = f"overcharged: {charge.why(agreed)}; " + \
+                (f"{site} is paid no more until robots_forgive_overcharge names it"
+                 if stop is not None else "forgiven (robots_forgive_overcharge)")
+        elif charge.written is None:
+            note = f"nothing charged (HTTP {response.status_code}{said}); {agreed} given back"
+        elif charge.counted.micros < agreed.micros:
+            note = f"charged less than the {agreed} agreed{said}; the rest given back"
+        else:
+            note = None
         self._record(flow, live, "payment", Reason.CRAWLER_CHARGED, None,
-                     price=str(charged) if spent and charged is not None else None,
-                     origin_status=response.status_code,
-                     error=None if spent else
-                     f"nothing charged (HTTP {response.status_code}"
-                     f"{', crawler-error: ' + escaped(error[:200]) if error else ''}); "
-                     f"{reservation.amount} given back")
+                     price=None if charge.written is None else str(charge.counted),
+                     charged_as_written=charge.written, bot=paying.bot,
+                     origin_status=response.status_code, error=note)
 
     def _refuse(self, flow: http.HTTPFlow, live: Live, reason: Reason, *, why: str | None = None,
-                price: str | None = None, x402: str | None = None) -> None:
+                price: str | None = None, x402: str | None = None,
+                bot: str | None = None) -> None:
         """The origin's 402 withheld: the proxy's own 402, saying why it did not pay."""
         verdict: Verdict = keys.private(flow)[keys.VERDICT]
         self._record(flow, live, "would-block" if live.settings.monitor else "withheld",
-                     reason, 402, price=price, x402=x402, origin_status=402, error=why)
+                     reason, 402, price=price, x402=x402, origin_status=402, error=why, bot=bot)
         if live.settings.monitor:
             return
         text = outcomes.text(reason, why=why, price=price, x402=x402 or "unreadable")
@@ -171,10 +211,12 @@ class Pay:
 
     def _record(self, flow: http.HTTPFlow, live: Live, event: Event, reason: Reason,
                 status: int | None, *, price: str | None = None, x402: str | None = None,
-                origin_status: int | None = None, error: str | None = None) -> None:
+                origin_status: int | None = None, error: str | None = None,
+                charged_as_written: str | None = None, bot: str | None = None) -> None:
         try:
             live.recorder.flow(flow, event, reason, status, keys.private(flow).get(keys.VERDICT),
-                               price=price, x402=x402, origin_status=origin_status, error=error)
+                               price=price, x402=x402, origin_status=origin_status, error=error,
+                               charged_as_written=charged_as_written, bot=bot)
         except AuditUnwritable:
             logger.error("robotsgate: a payment of %s could not be recorded",
                          flow.request.pretty_url)

@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 
 from .clients import curl, httpx_call, run_concurrently
-from .machine import clean_env
+from .machine import clean_env, free_port
 from .origins import Origin, Reply, Seen
 from .proxy import Proxy
 from .redis_server import SHARED_URL, delete_prefix, new_prefix, require_shared_redis
+from .test_tooling import scrape, wait_for_output
 
 OriginFactory = Callable[..., Origin]
 ProxyFactory = Callable[..., Proxy]
@@ -33,14 +34,16 @@ def key(tmp_path: Path) -> Path:
     return made
 
 
-def selling(site: Origin, price: str = "USD 0.01") -> None:
-    """Pages at /paid/... cost `price`: 402 unless asked to pay it exactly, signed."""
+def selling(site: Origin, price: str = "USD 0.01", charged: str | None = None) -> None:
+    """Pages at /paid/... cost `price`: 402 unless asked to pay it exactly, signed; then
+    answered with crawler-charged: `charged` (the price, unless told)."""
     site.set_robots("User-agent: *\nAllow: /\n")
 
     def sell(seen: Seen) -> Reply:
         offered = seen.headers.get("crawler-exact-price")
         if offered == price and "signature" in seen.headers:
-            return Reply(200, f"paid page {seen.path}".encode(), {"crawler-charged": price})
+            return Reply(200, f"paid page {seen.path}".encode(),
+                         {"crawler-charged": charged or price})
         if offered is not None:
             return Reply(402, b"", {"crawler-error": "price mismatch", "crawler-price": price})
         return Reply(402, b"payment required\n", {"crawler-price": price})
@@ -180,3 +183,113 @@ def test_monitor_mode_never_pays_for_what_it_would_have_refused(
     gate = proxy(**signing(key, robots_max_price="USD 0.05", robots_mode="monitor"))
     got = curl(gate, site.url("/paid/1"))
     assert got.status == 402 and paid(site) == []
+
+
+def test_a_site_that_charges_more_than_agreed_is_counted_in_full_and_paid_no_more(
+        https_origin: OriginFactory, proxy: ProxyFactory, key: Path) -> None:
+    site, honest = https_origin(), https_origin("127.0.0.2")  # two hosts
+    selling(site, charged="USD 5.00")  # for the USD 0.01 agreed
+    selling(honest)
+    port = free_port()
+    gate = proxy(**signing(key, robots_max_price="USD 0.05", robots_metrics_port=port,
+                           robots_budget=[f"site:{site.host}=USD 0.05/day", "USD 10/day"]))
+    wait_for_output(gate, f"robotsgate: metrics on http://127.0.0.1:{port}/metrics")
+    first = curl(gate, site.url("/paid/1"))
+    assert first.status == 200  # paid: the bot gets the page
+    refused = [curl(gate, site.url(f"/paid/{n}")) for n in (2, 3)]
+    assert [r.status for r in refused] == [402, 402]
+    assert {r.header("X-Robotsgate-Reason") for r in refused} == {"overcharged"}
+    assert "pays this site no more: it charged USD 5.00, more than the USD 0.01 agreed" in \
+        refused[0].text
+    assert len(paid(site)) == 1
+    # Another site is paid as before, within the budgets.
+    assert curl(gate, honest.url("/paid/1")).status == 200
+    records = gate.audit()
+    [payment] = [r for r in records if r["event"] == "payment" and site.host in r["url"]]
+    assert (payment["reason"], payment["price"], payment["charged_as_written"]) == \
+        ("crawler-charged", "USD 5.00", "USD 5.00")
+    assert payment["error"].startswith("overcharged: it charged USD 5.00, more than the USD 0.01 "
+                                       "agreed")
+    stops = [r for r in records if r["reason"] == "overcharged"]
+    assert [(r["event"], r["status"], r["price"]) for r in stops] == \
+        [("withheld", 402, "USD 0.01")] * 2
+    metrics = scrape(port)
+    assert metrics["robotsgate_overcharges_total", frozenset({("kind", "more")})] == 1
+    assert metrics["robotsgate_charged_micros_total", frozenset({("currency", "USD")})] == \
+        5_010_000
+    assert "overcharged" in gate.output()  # the error log says so too
+
+
+def test_an_overcharge_forgiven_is_still_counted_in_full(
+        https_origin: OriginFactory, proxy: ProxyFactory, key: Path) -> None:
+    site = https_origin()
+    selling(site, charged="USD 5.00")
+    gate = proxy(**signing(key, robots_max_price="USD 0.05",
+                           robots_budget=f"site:{site.host}=USD 0.05/day",
+                           robots_forgive_overcharge=site.host))
+    answers = [curl(gate, site.url(f"/paid/{n}")) for n in range(2)]
+    # USD 5.00 counted against USD 0.05: no room left for USD 0.01.
+    assert [a.status for a in answers] == [200, 402]
+    assert answers[1].header("X-Robotsgate-Reason") == "budget-exhausted"
+    assert len(paid(site)) == 1
+    [payment] = [r for r in gate.audit() if r["event"] == "payment"]
+    assert payment["price"] == "USD 5.00"
+    assert payment["error"].endswith("forgiven (robots_forgive_overcharge)")
+
+
+@pytest.mark.parametrize("claim", ["EUR 5.00", "USD 0,01", "USD 0.01; USD 4.99"])
+def test_a_charge_in_another_currency_or_unreadable_is_recorded_as_written(
+        https_origin: OriginFactory, proxy: ProxyFactory, key: Path, claim: str) -> None:
+    site = https_origin()
+    selling(site, charged=claim)
+    gate = proxy(**signing(key, robots_max_price="USD 0.05", robots_budget="USD 1/day"))
+    assert curl(gate, site.url("/paid/1")).status == 200
+    # The proxy cannot know what that cost: the site is paid no more.
+    refused = curl(gate, site.url("/paid/2"))
+    assert (refused.status, refused.header("X-Robotsgate-Reason")) == (402, "overcharged")
+    assert len(paid(site)) == 1
+    [payment] = [r for r in gate.audit() if r["event"] == "payment"]
+    # What it claimed, as written; what the budgets kept counting, the price agreed.
+    assert payment["charged_as_written"] == claim
+    assert payment["price"] == "USD 0.01"
+    assert "given back" not in payment["error"] and repr(claim) in payment["error"]
+    assert ("another currency" if claim.startswith("EUR") else "cannot be read") in \
+        payment["error"]
+
+
+def test_a_bot_named_by_its_user_agent_has_its_own_budget(
+        https_origin: OriginFactory, proxy: ProxyFactory, key: Path) -> None:
+    site = https_origin()
+    selling(site)  # robots.txt: User-agent: * (the group every bot here matches)
+    gate = proxy(**signing(key, robots_max_price="USD 0.05",
+                           robots_budget=["RedBot=USD 0.02/day", "USD 1/day"]))
+    red = [curl(gate, site.url(f"/paid/{n}"), headers={"User-Agent": ua})
+           for n, ua in enumerate(["RedBot/1.0", "Mozilla/5.0 (compatible; RedBot/2.0)",
+                                   "RedBot/1.0"])]
+    assert [a.status for a in red] == [200, 200, 402]
+    assert red[2].header("X-Robotsgate-Reason") == "budget-exhausted"
+    assert "RedBot=USD 0.02/day" not in red[2].text and "redbot=USD 0.02/day" in red[2].text
+    # Another bot's spending is its own.
+    assert curl(gate, site.url("/paid/9"), headers={"User-Agent": "BlueBot/1.0"}).status == 200
+    assert len(paid(site)) == 3
+    records = [r for r in gate.audit() if r["event"] in ("payment", "withheld")]
+    assert [(r["reason"], r["bot"], r["agent"]) for r in records] == [
+        ("crawler-charged", "RedBot", "*"), ("crawler-charged", "RedBot", "*"),
+        ("budget-exhausted", "RedBot", "*"), ("crawler-charged", "BlueBot", "*")]
+
+
+def test_a_fleet_pays_a_site_that_overcharged_no_more(
+        https_origin: OriginFactory, proxy: ProxyFactory, key: Path) -> None:
+    require_shared_redis()
+    prefix = new_prefix()
+    try:
+        site = https_origin()
+        selling(site, charged="USD 0.02")
+        gates = [proxy(**signing(key, robots_max_price="USD 0.05", robots_redis=SHARED_URL,
+                                 robots_redis_prefix=prefix)) for _ in range(2)]
+        assert curl(gates[0], site.url("/paid/1")).status == 200
+        refused = curl(gates[1], site.url("/paid/2"))
+        assert (refused.status, refused.header("X-Robotsgate-Reason")) == (402, "overcharged")
+        assert len(paid(site)) == 1
+    finally:
+        delete_prefix(SHARED_URL, prefix)
