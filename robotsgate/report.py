@@ -7,6 +7,12 @@ agents' URLs) likewise, and a timeline whose buckets widen (minute, hour, day) w
 be too many. The counters are report_counts.py's; report_text.py prints the tables;
 report_html.py draws the same numbers as a page.
 
+Money: every payment record (event payment) is summed, exactly, in the currency its price is
+in, per bot (its `bot` field: the bot whose budgets counted it; its `agent` in a log written
+before there was one), per site and per UTC day (Sums: each table keeps `Bounds.keys` names and
+sums the rest into one row, so no total is ever an estimate); overcharges are counted per site,
+bot and what the site wrote.
+
 Paths are a URL's path without its query (`/search` for `/search?q=a`), so a bot walking
 `?page=1, 2, 3...` shows as one heavily blocked path; URLs are counted as the bot sent them, query
 included (fragment left out), cut to MAX_KEY_CHARS characters.
@@ -21,7 +27,8 @@ from typing import IO, Any
 from urllib.parse import urlsplit
 
 from robotsgate.audit_chain import CHECKPOINT
-from robotsgate.report_counts import Breakdown, TopCounts
+from robotsgate.report_counts import Breakdown, Sums, TopCounts
+from robotsgate.spending import OVERCHARGED_NOTE, read_price
 
 # Refusals: a request that never left (block), one that would not have (would-block), an answer
 # withheld from the bot after the request reached the origin (withheld).
@@ -85,8 +92,11 @@ class Only:
                              "named group applied to")
 
     def wants(self, record: dict[str, Any]) -> bool:
+        # A payment's bot (as the proxy names it) is its agent too: a bot named by its
+        # User-Agent decides as a robots.txt group (often *) but spends as itself.
         if self.agent is not None and \
-                str(record.get("agent") or "*").lower() != self.agent.lower():
+                str(record.get("agent") or "*").lower() != self.agent.lower() and \
+                str(record.get("bot")).lower() != self.agent.lower():
             return False
         if self.user_agent is not None and \
                 self.user_agent.lower() not in str(record.get("user_agent") or "").lower():
@@ -186,6 +196,13 @@ class Summary:
     # ... and per signal that stated the preference (Content-Usage, Content-Signal,
     # tdm-reservation, noai...; signal_of).
     signals: TopCounts[str] = field(init=False)
+    # Money: payments (records of event payment whose price was counted), summed per bot, per
+    # site and per UTC day; overcharges per (site, bot, what the site wrote).
+    payments: int = 0
+    spent_bots: Sums = field(init=False)
+    spent_sites: Sums = field(init=False)
+    spent_days: Sums = field(init=False)
+    overcharges: TopCounts[tuple[str, str, str]] = field(init=False)
 
     def __post_init__(self) -> None:
         keys = self.bounds.keys
@@ -196,6 +213,8 @@ class Summary:
             TopCounts(keys)
         self.purposes, self.purpose_hosts = TopCounts(keys), TopCounts(keys)
         self.signals = TopCounts(keys)
+        self.spent_bots, self.spent_sites, self.spent_days = Sums(keys), Sums(keys), Sums(keys)
+        self.overcharges = TopCounts(keys)
         self.by_host = Breakdown(self.bounds.broken_down, self.bounds.each, urls=False)
         self.by_agent = Breakdown(self.bounds.broken_down, self.bounds.each)
 
@@ -212,6 +231,8 @@ class Summary:
             self.delays += 1
             self.delay_ms += _int(record.get("delay_ms")) or 0
             self.delayed_hosts.add(_host(record))
+        elif event == "payment":
+            self._paid(record, when)
         if event not in BLOCK_EVENTS:
             return
         self.blocks += 1
@@ -256,6 +277,26 @@ class Summary:
                             _cut(str(record.get("robots_url") or ""))))
         self.timeline.add(when)
 
+    def _paid(self, record: dict[str, Any], when: float) -> None:
+        """A payment record: its price (what the budgets counted) summed; an overcharge
+        counted."""
+        price = record.get("price")
+        money = read_price(price) if isinstance(price, str) else None
+        site = _host(record)
+        bot = _cut(str(record.get("bot") or record.get("agent") or "*"))
+        error = record.get("error")
+        if isinstance(error, str) and error.startswith(OVERCHARGED_NOTE):
+            written = record.get("charged_as_written")
+            self.overcharges.add((site, bot, _cut(str(written)) if written is not None
+                                  else "(nothing)"))
+        if money is None:
+            return  # nothing charged, or no answer: nothing paid
+        self.payments += 1
+        self.spent_bots.add(bot, money.currency, money.micros)
+        self.spent_sites.add(site, money.currency, money.micros)
+        day = datetime.fromtimestamp(when, UTC).strftime("%Y-%m-%d")
+        self.spent_days.add(day, money.currency, money.micros)
+
     def skip(self, where: str) -> None:
         self.skipped += 1
         if self.first_skipped is None:
@@ -269,6 +310,7 @@ _FOR_USE = frozenset({USAGE_PREFERENCE, "license-prohibited", "license-required"
 _SIGNAL_OF_REASON = {"license-prohibited": "RSL licence", "license-required": "RSL licence",
                      "license-unavailable": "RSL licence",
                      "price-refused": "402 crawler-price", "budget-exhausted": "402 crawler-price",
+                     "overcharged": "402 crawler-price",
                      "x402-unsupported": "402 x402"}
 
 # The statements of usage preferences, by how an audit record's rule begins (Statement.text).

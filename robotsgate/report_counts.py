@@ -182,3 +182,70 @@ class Breakdown(TopCounts[str]):
             del self.details[self._replace_smallest(key)]
         detail = self.details[key] = Detail(self._each, urls=self._urls)
         return detail
+
+
+@dataclass(frozen=True, slots=True)
+class Sum:
+    """One row of Sums: `amount` (micro-units of `currency`) over `times` records."""
+
+    name: str
+    currency: str
+    amount: int
+    times: int
+
+
+OTHERS = "(others)"  # the row of the keys a full Sums had no room for
+
+
+class Sums:
+    """Money summed per name and currency, exactly, for at most `capacity` names: a name that
+    comes when the table is full is summed into the row `OTHERS` of its currency, so every
+    total stays exact however many names there are, and the table says how many it merged."""
+
+    __slots__ = ("_rows", "capacity", "merged")
+
+    def __init__(self, capacity: int) -> None:
+        if capacity < 1:
+            raise ValueError(f"capacity must be at least 1, got {capacity}")
+        self.capacity = capacity
+        self.merged = 0  # records summed into OTHERS
+        self._rows: dict[tuple[str, str], list[int]] = {}  # (name, currency) -> [amount, times]
+
+    def add(self, name: str, currency: str, amount: int) -> None:
+        row = self._rows.get((name, currency))
+        if row is None:
+            if len(self._rows) >= self.capacity:
+                self.merged += 1
+                name = OTHERS
+            row = self._rows.setdefault((name, currency), [0, 0])
+        row[0] += amount
+        row[1] += 1
+
+    def totals(self) -> dict[str, int]:
+        """The amount of each currency, over every name."""
+        found: dict[str, int] = {}
+        for (_, currency), (amount, _) in self._rows.items():
+            found[currency] = found.get(currency, 0) + amount
+        return dict(sorted(found.items()))
+
+    def top(self, n: int | None = None) -> list[Sum]:
+        """The n largest amounts, per currency in turn (currencies in alphabetical order),
+        the largest first; OTHERS last of its currency."""
+        rows = sorted(self._rows.items(),
+                      key=lambda item: (item[0][1], item[0][0] == OTHERS, -item[1][0],
+                                        item[0][0]))
+        return [Sum(name, currency, amount, times)
+                for (name, currency), (amount, times) in rows[:n]]
+
+    def last(self, n: int) -> list[Sum]:
+        """The rows of the last n names in their own order (days: the latest n), each name's
+        currencies in turn; OTHERS first, when there is one."""
+        names = sorted({name for name, _ in self._rows if name != OTHERS})[-n:] if n else []
+        chosen = ([OTHERS] if any(name == OTHERS for name, _ in self._rows) else []) + names
+        return [Sum(name, currency, amount, times)
+                for (name, currency), (amount, times) in sorted(
+                    self._rows.items(), key=lambda item: (item[0][0] != OTHERS, item[0]))
+                if name in chosen]
+
+    def __len__(self) -> int:
+        return len(self._rows)

@@ -14,16 +14,22 @@ from html import escape
 from typing import Any
 
 from robotsgate.report import Summary
-from robotsgate.report_counts import Breakdown, Count, TopCounts
+from robotsgate.report_counts import Breakdown, Count, Sum, Sums, TopCounts
 from robotsgate.report_text import (
+    OVERCHARGES_NOTE,
+    SPENDING_NOTE,
     count_text,
     distinct_text,
     estimate_note,
+    money_text,
     none_text,
+    overcharge_text,
     path_text,
     period_text,
     purpose_host_text,
     rule_text,
+    spent_text,
+    sums_note,
     when_text,
     width_text,
 )
@@ -61,6 +67,9 @@ table { border-collapse: collapse; width: 100%; table-layout: fixed; }
 th, td { padding: 3px 6px; vertical-align: top; }
 th { text-align: left; font-weight: 600; color: #57606a; border-bottom: 1px solid #d8dee4; }
 th.n, td.n { text-align: right; width: 5.5em; white-space: nowrap; }
+th.times, td.times { width: 6.5em; }
+th.money, td.money { width: 9.5em; text-align: right; white-space: nowrap;
+                     font-variant-numeric: tabular-nums; }
 th.share, td.share { width: 4.5em; text-align: right; white-space: nowrap; }
 td.share { background: linear-gradient(90deg, #cfe3f5 var(--share), transparent 0); }
 tbody tr:nth-child(even) { background: #f6f8fa; }
@@ -188,11 +197,55 @@ def render_html(summary: Summary, *, top: int = 10, broken_down: int = 5, each: 
         "table-delayed-hosts", summary.delayed_hosts, top, summary.delays, "host",
         unit="delays"), ident="panel-delayed-hosts"))
     parts.append("</section>")
+    if summary.payments or summary.overcharges:
+        parts += _spending(summary, top)
     if broken_down:
         for kind, breakdown in (("agent", summary.by_agent), ("host", summary.by_host)):
             parts += _breakdown(kind, breakdown, broken_down, each, blocks, colours)
     parts.append("</main></body></html>")
     return "\n".join(parts) + "\n"
+
+
+def _spending(summary: Summary, top: int) -> list[str]:
+    """Money spent per bot, per site and per UTC day, and the overcharges."""
+    out = ['<h2 class="part">Money spent</h2>',
+           f'<p class="meta" id="spent">{escape(spent_text(summary))}, {escape(SPENDING_NOTE)}.'
+           "</p>", '<section class="grid" id="spending">']
+    for title, ident, sums, rows, noun in (
+            ("Spent per bot", "bots", summary.spent_bots, summary.spent_bots.top(top), "bot"),
+            ("Spent per site", "sites", summary.spent_sites, summary.spent_sites.top(top),
+             "site"),
+            ("Spent per day (UTC)", "days", summary.spent_days,
+             summary.spent_days.last(max(top, 31)), "day")):
+        out.append(_panel(title, _sums_table(f"table-spent-{ident}", sums, rows, noun),
+                          ident=f"panel-spent-{ident}"))
+    if summary.overcharges:
+        out.append(_panel("Overcharges", [
+            f'<p class="note">{escape(OVERCHARGES_NOTE[0].upper() + OVERCHARGES_NOTE[1:])}.</p>',
+            *_table("table-overcharges", summary.overcharges, top, summary.overcharges.total,
+                    "overcharge", overcharge_text, unit="times")],
+            wide=True, ident="panel-overcharges"))
+    out.append("</section>")
+    return out
+
+
+def _sums_table(ident: str, sums: Sums, rows: Sequence[Sum], noun: str) -> list[str]:
+    out = [f'<table id="{ident}">',
+           '<thead><tr><th class="money">spent</th><th class="n times">payments</th><th>name</th>'
+           "</tr></thead><tbody>"]
+    if not rows:
+        out.append('<tr><td class="money"></td><td class="n times"></td>'
+                   '<td class="name">(none)</td></tr>')
+    for row in rows:
+        out.append(f'<tr><td class="money">{escape(money_text(row.currency, row.amount))}</td>'
+                   f'<td class="n times">{row.times:,}</td>'
+                   f'<td class="name">{escape(row.name)}</td>'
+                   "</tr>")
+    out.append("</tbody></table>")
+    note = sums_note(sums, len(rows), noun)
+    if note:
+        out.append(f'<p class="note">{escape(note[0].upper() + note[1:])}.</p>')
+    return out
 
 
 def _panel(title: str, body: Sequence[str], *, wide: bool = False, ident: str = "") -> str:

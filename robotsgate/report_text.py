@@ -13,7 +13,8 @@ from typing import Any
 
 from robotsgate.escape import escaped
 from robotsgate.report import NO_PATH, RuleKey, Summary
-from robotsgate.report_counts import Breakdown, Count, TopCounts
+from robotsgate.report_counts import Breakdown, Count, Sum, Sums, TopCounts
+from robotsgate.spending import Money
 
 # -- words shared by the text and the page ------------------------------------------------------
 
@@ -81,6 +82,39 @@ def estimate_note(top: TopCounts[Any], rows: Iterable[Count[Any]], noun: str) ->
     return said
 
 
+def money_text(currency: str, micros: int) -> str:
+    return str(Money(currency, micros))
+
+
+def spent_text(summary: Summary) -> str:
+    """What was spent in all, per currency: "USD 5.03 in 4 payments"."""
+    totals = summary.spent_bots.totals()
+    amounts = ", ".join(money_text(currency, micros) for currency, micros in totals.items())
+    return f"{amounts or 'nothing'} in {summary.payments:,} {plural(summary.payments, 'payment')}"
+
+
+def overcharge_text(key: tuple[str, str, str]) -> str:
+    site, bot, written = key
+    return f"{site}  {bot}  charged {written!r}"
+
+
+def sums_note(sums: Sums, shown: int, noun: str) -> str | None:
+    """What the reader must know of a spending table: rows left out, or merged."""
+    said = []
+    if len(sums) > shown:
+        said.append(f"{shown:,} of {len(sums):,} rows shown")
+    if sums.merged:
+        said.append(f"over {sums.capacity:,} {noun}s: {sums.merged:,} payments of the others "
+                    f"summed in (others)")
+    return "; ".join(said) or None
+
+
+SPENDING_NOTE = ("as the budgets counted it: crawler-charged in full, or the price agreed when "
+                 "what the site wrote cannot be counted")
+OVERCHARGES_NOTE = ("each such site is paid no more until robots_forgive_overcharge names it; "
+                    "what it wrote is in the audit record's charged_as_written")
+
+
 def period_text(summary: Summary) -> str:
     if summary.first is None or summary.last is None:
         return "no records"
@@ -102,6 +136,10 @@ def render_text(summary: Summary, *, top: int = 10, broken_down: int = 5, each: 
     out.append(f"records:   {summary.records:,}   blocks: {summary.blocks:,}"
                f" (would-block: {summary.would_blocks:,})   delays: {summary.delays:,}"
                f" ({summary.delay_ms / 1000:,.1f} s in all)")
+    if summary.payments or summary.overcharges:
+        out.append(f"spent:     {spent_text(summary)}"
+                   + (f"; overcharges: {summary.overcharges.total:,}"
+                      if summary.overcharges else ""))
     if summary.skipped:
         out.append(f"skipped:   {summary.skipped:,} line{'s' if summary.skipped > 1 else ''} "
                    f"that {'are' if summary.skipped > 1 else 'is'} not an audit record "
@@ -125,6 +163,8 @@ def render_text(summary: Summary, *, top: int = 10, broken_down: int = 5, each: 
                        summary.signals, str))
     for title, noun, counts, name in tables:
         out += ["", *table(title, counts, top, summary.blocks, noun, name)]
+    if summary.payments or summary.overcharges:
+        out += ["", *spending_text(summary, top)]
     if summary.delays:
         out += ["", *table("delayed hosts", summary.delayed_hosts, top, summary.delays, "host")]
     if broken_down:
@@ -141,6 +181,32 @@ def render_text(summary: Summary, *, top: int = 10, broken_down: int = 5, each: 
     # Hosts, paths, agents and rules are what bots and sites wrote: an escape sequence in one
     # would clear the reader's screen, a CR or LF would forge a row.
     return "\n".join(escaped(line) for line in out) + "\n"
+
+
+def spending_text(summary: Summary, top: int) -> Iterator[str]:
+    """Money spent per bot, per site and per UTC day, and the overcharges."""
+    yield f"money spent ({SPENDING_NOTE})"
+    for title, sums, rows, noun in (
+            ("per bot", summary.spent_bots, summary.spent_bots.top(top), "bot"),
+            ("per site", summary.spent_sites, summary.spent_sites.top(top), "site"),
+            ("per day (UTC)", summary.spent_days, summary.spent_days.last(max(top, 31)),
+             "day")):
+        yield f"  {title}"
+        if not rows:
+            yield "    (none)"
+        yield from (sum_line(row) for row in rows)
+        note = sums_note(sums, len(rows), noun)
+        if note:
+            yield f"    ({note})"
+    if summary.overcharges:
+        yield ""
+        yield from table(f"overcharges ({OVERCHARGES_NOTE})", summary.overcharges, top,
+                         summary.overcharges.total, "overcharge", overcharge_text)
+
+
+def sum_line(row: Sum) -> str:
+    return (f"    {money_text(row.currency, row.amount):>18}  {row.times:>6,} "
+            f"{plural(row.times, 'payment'):<8}  {row.name}")
 
 
 def table(title: str, counts: TopCounts[Any], top: int, total: int, noun: str,

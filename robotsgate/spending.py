@@ -173,6 +173,9 @@ def bot_of(named: str | None, user_agent: str | None, budgets: Sequence[Budget])
 
 
 Overcharge = Literal["more", "currency", "unreadable"]
+# How a payment's audit record begins its error when the site overcharged (robotsgate report
+# reads it so).
+OVERCHARGED_NOTE = "overcharged: "
 
 
 @dataclass(frozen=True, slots=True)

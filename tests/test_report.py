@@ -22,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from robotsgate.report import Bounds, Only, read
-from robotsgate.report_counts import Breakdown, TopCounts
+from robotsgate.report_counts import OTHERS, Breakdown, Sum, Sums, TopCounts
 from robotsgate.report_html import render_html
 
 ROBOTSGATE = Path(sys.executable).parent / "robotsgate"
@@ -585,6 +585,121 @@ def test_licence_and_price_refusals_by_signal_and_purpose(tmp_path: Path) -> Non
     assert table(alone, "refusals by signal (usage, licences, prices)") == \
         {"402 crawler-price": 1}
 
+
+
+# -- money -------------------------------------------------------------------------------------
+
+
+def payment(bot: str | None, url: str, price: str | None, *, day: int = 1, hour: int = 10,
+            written: str | None = None, overcharged: bool = False) -> dict[str, Any]:
+    """A payment record as the proxy writes it: agent * (bots named by their User-Agent)."""
+    paid = {**record("*", url, event="payment", reason="crawler-charged"), "status": None,
+            "ts": f"2026-03-{day:02d}T{hour:02d}:00:00.000+00:00", "price": price,
+            "charged_as_written": written if written is not None else price,
+            "origin_status": 200, "error": None}
+    if bot is not None:  # a log written before payment records named their bot has none
+        paid["bot"] = bot
+    if overcharged:
+        paid["error"] = f"overcharged: it charged {written!r}, more than agreed"
+    return paid
+
+
+def spending() -> list[dict[str, Any]]:
+    """Worked out by hand below: two bots, three sites, two days, two currencies."""
+    return [
+        payment("RedBot", "https://a.example/paid/1", "USD 0.01"),
+        payment("RedBot", "https://a.example/paid/2", "USD 0.01", hour=23),
+        payment("RedBot", "https://b.example/paid/1", "USD 5.00", day=2, written="USD 5.00",
+                overcharged=True),
+        payment("BlueBot", "https://b.example/paid/2", "EUR 0.50", day=2),
+        # In another currency than the USD 0.02 agreed: the price agreed stays counted.
+        payment("BlueBot", "https://c.example/paid/1", "USD 0.02", day=2, written="EUR 5.00",
+                overcharged=True),
+        payment(None, "https://c.example/paid/2", "USD 0.03", day=2),  # its agent: *
+        # Nothing charged (no crawler-charged), or no answer: nothing spent.
+        payment("RedBot", "https://a.example/paid/3", None, day=2),
+        {**record("*", "https://b.example/paid/3", event="withheld", reason="overcharged",
+                  status=402), "bot": "RedBot", "price": "USD 0.01"},
+    ]
+
+
+def money_rows(output: str, title: str) -> list[tuple[str, int, str]]:
+    """The rows of one table of the money spent: (amount, payments, name)."""
+    section = output.split("\nmoney spent (", 1)[1].split(f"\n  {title}\n", 1)[1]
+    found = []
+    for line in section.splitlines():
+        if not line.startswith("    ") or line.strip().startswith("("):
+            break
+        currency, amount, times, _noun, name = line.split(None, 4)
+        found.append((f"{currency} {amount}", int(times.replace(",", "")), name))
+    return found
+
+
+def test_money_spent_per_bot_site_and_day_with_its_currency(tmp_path: Path) -> None:
+    log = write(tmp_path / "audit.jsonl", known() + spending())
+    done = run("report", str(log), "--html", str(tmp_path / "report.html"))
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "spent:     EUR 0.50, USD 5.07 in 6 payments; overcharges: 2\n" in out
+    assert money_rows(out, "per bot") == [
+        ("EUR 0.50", 1, "BlueBot"),
+        ("USD 5.02", 3, "RedBot"), ("USD 0.03", 1, "*"), ("USD 0.02", 1, "BlueBot")]
+    assert money_rows(out, "per site") == [
+        ("EUR 0.50", 1, "b.example"),
+        ("USD 5.00", 1, "b.example"), ("USD 0.05", 2, "c.example"),
+        ("USD 0.02", 2, "a.example")]
+    assert money_rows(out, "per day (UTC)") == [
+        ("USD 0.02", 2, "2026-03-01"), ("EUR 0.50", 1, "2026-03-02"),
+        ("USD 5.05", 3, "2026-03-02")]
+    assert rows(out, "overcharges (each such site is paid no more until "
+                     "robots_forgive_overcharge names it; what it wrote is in the audit "
+                     "record's charged_as_written)") == [
+        ("1", "b.example  RedBot  charged 'USD 5.00'"),
+        ("1", "c.example  BlueBot  charged 'EUR 5.00'")]
+    # The refusal for an overcharge is a refusal like any other.
+    assert table(out, "reasons")["overcharged"] == 1
+    # The page has the same numbers.
+    page = (tmp_path / "report.html").read_text()
+    spent = re.search(r'<table id="table-spent-bots">(.*?)</table>', page, re.S)
+    assert spent is not None
+    assert re.findall(r'<td class="money">([^<]+)</td><td class="n times">(\d+)</td>'
+                      r'<td class="name">([^<]+)</td>', unescape(spent[1])) == [
+        ("EUR 0.50", "1", "BlueBot"), ("USD 5.02", "3", "RedBot"), ("USD 0.03", "1", "*"),
+        ("USD 0.02", "1", "BlueBot")]
+    assert 'id="table-spent-sites"' in page and 'id="table-spent-days"' in page
+    assert "c.example  BlueBot  charged &#x27;EUR 5.00&#x27;" in page
+    assert "EUR 0.50, USD 5.07 in 6 payments" in page
+
+
+def test_money_spent_by_one_bot_named_by_its_user_agent(tmp_path: Path) -> None:
+    log = write(tmp_path / "audit.jsonl", known() + spending())
+    done = run("report", str(log), "--agent", "redbot")
+    assert done.returncode == 0, done.stderr
+    assert "spent:     USD 5.02 in 3 payments; overcharges: 1\n" in done.stdout
+    assert money_rows(done.stdout, "per bot") == [("USD 5.02", 3, "RedBot")]
+
+
+def test_a_log_without_payments_shows_no_money() -> None:
+    summary = read([("known", io.BytesIO(b"".join(json.dumps(r).encode() + b"\n"
+                                                   for r in known())))])
+    assert summary.payments == 0 and not summary.overcharges
+    assert "Money spent" not in render_html(summary)
+
+
+def test_sums_stay_exact_past_their_capacity() -> None:
+    sums = Sums(2)
+    for name, currency, amount in [("a", "USD", 10), ("b", "USD", 20), ("a", "USD", 1),
+                                   ("c", "USD", 5), ("d", "EUR", 7), ("a", "EUR", 3),
+                                   ("c", "USD", 5)]:
+        sums.add(name, currency, amount)
+    assert sums.totals() == {"EUR": 10, "USD": 41}
+    assert sums.merged == 4
+    assert sums.top() == [Sum(OTHERS, "EUR", 10, 2), Sum("b", "USD", 20, 1),
+                          Sum("a", "USD", 11, 2), Sum(OTHERS, "USD", 10, 2)]
+    days = Sums(10)
+    for day in ("2026-03-03", "2026-03-01", "2026-03-02"):
+        days.add(day, "USD", 1)
+    assert [row.name for row in days.last(2)] == ["2026-03-02", "2026-03-03"]
 
 
 def test_rotated_logs_compressed_by_logrotate_are_read_as_they_are(tmp_path: Path) -> None:

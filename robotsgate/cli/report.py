@@ -1,5 +1,5 @@
-"""`robotsgate report`: what were our bots blocked from, and on what grounds?
-(robotsgate.report, robotsgate.report_text, robotsgate.report_html)"""
+"""`robotsgate report`: what were our bots blocked from, and on what grounds? And what did they
+spend? (robotsgate.report, robotsgate.report_text, robotsgate.report_html)"""
 
 import argparse
 import gzip
@@ -147,8 +147,10 @@ def add_parser(commands: Commands) -> None:
         "report", help="what were the bots blocked from, and why?",
         description="Sum up audit logs: top blocked hosts, agents, paths, URLs, rules and "
                     "reasons, the top paths and URLs of the most blocked agents, the top paths "
-                    "of the most blocked hosts, and "
-                    "blocks over time; --html writes the same as one self-contained page with "
+                    "of the most blocked hosts, "
+                    "blocks over time, and the money spent on 402 payments (per bot, site and "
+                    "UTC day, in each currency, as the budgets counted it) with the sites that "
+                    "overcharged; --html writes the same as one self-contained page with "
                     "charts. Paths are without their query; URLs are as the bot sent them, "
                     f"query included, cut at {MAX_KEY_CHARS} characters.",
         epilog=f"Memory stays bounded whatever the logs (Space-Saving): each table keeps "
@@ -174,7 +176,8 @@ def add_parser(commands: Commands) -> None:
                         "left out; 0: none; default: 5x5)")
     p.add_argument("--agent", metavar="TOKEN",
                    help="only the records of this agent: its product token as the audit log "
-                        "has it, any case (* for requests no named group applied to)")
+                        "has it, any case (* for requests no named group applied to), or the "
+                        "bot a payment record names")
     p.add_argument("--user-agent", metavar="TEXT",
                    help="only the records whose User-Agent holds TEXT, any case: bots named by "
                         "nothing but their User-Agent are all agent *, and this tells them apart")

@@ -49,7 +49,15 @@ from robotsgate.mitm.again import send_again
 from robotsgate.mitm.answers import AuditUnwritable, answer
 from robotsgate.mitm.runtime import Live, Runtime
 from robotsgate.outcomes import Reason
-from robotsgate.spending import Reservation, Stopped, bot_of, judge, parse_sites, read_price
+from robotsgate.spending import (
+    OVERCHARGED_NOTE,
+    Reservation,
+    Stopped,
+    bot_of,
+    judge,
+    parse_sites,
+    read_price,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -181,7 +189,7 @@ class Pay:
         error = response.headers.get("crawler-error")
         said = f", crawler-error: {escaped(error[:200])}" if error else ""
         if charge.overcharge is not None:
-            note = f"overcharged: {charge.why(agreed)}; " + \
+            note = f"{OVERCHARGED_NOTE}{charge.why(agreed)}; " + \
                 (f"{site} is paid no more until robots_forgive_overcharge names it"
                  if stop is not None else "forgiven (robots_forgive_overcharge)")
         elif charge.written is None:

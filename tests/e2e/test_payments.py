@@ -276,6 +276,14 @@ def test_a_bot_named_by_its_user_agent_has_its_own_budget(
     assert [(r["reason"], r["bot"], r["agent"]) for r in records] == [
         ("crawler-charged", "RedBot", "*"), ("crawler-charged", "RedBot", "*"),
         ("budget-exhausted", "RedBot", "*"), ("crawler-charged", "BlueBot", "*")]
+    # robotsgate report: what each bot spent.
+    done = subprocess.run([str(ROBOTSGATE), "report", str(gate.audit_path)], capture_output=True,
+                          text=True, timeout=60, env=clean_env())
+    assert done.returncode == 0, done.stderr
+    assert "spent:     USD 0.03 in 3 payments\n" in done.stdout
+    per_bot = done.stdout.split("\n  per bot\n", 1)[1].split("\n  per site\n", 1)[0]
+    assert [line.split() for line in per_bot.splitlines()] == [
+        ["USD", "0.02", "2", "payments", "RedBot"], ["USD", "0.01", "1", "payment", "BlueBot"]]
 
 
 def test_a_fleet_pays_a_site_that_overcharged_no_more(
