@@ -162,8 +162,9 @@ class Settings:
         (), "Sites paid again although they charged more than the price agreed, one HOST per "
         "entry. A site whose crawler-charged is above the price, in another currency or "
         "unreadable is otherwise paid nothing more (402 overcharged): in the fleet's Redis "
-        "until it is named here, in memory for the proxy's life. Named, its charges are still "
-        "counted in full and audited; taken off, its next overcharge stops it again.",
+        "until it is named here, in memory as long as the budgets' counts are. Named, its "
+        "charges are still counted in full and audited; taken off, its next overcharge stops "
+        "it again.",
         check=parse_sites)
     license_credentials: tuple[str, ...] = _option(
         (), "OAuth 2.0 client credentials per RSL licence server, one SERVER=CLIENT_ID:SECRET "

@@ -39,9 +39,10 @@ the price counted too, past the budget if it must be. A site that charged more t
 agreed, in another currency, or in words the proxy cannot read (it cannot know what that cost)
 is overcharging: the budgets count the claim (or the price agreed, when the claim cannot be
 counted in its currency), and that site is paid no more (reason overcharged) until the operator
-forgives it (robots_forgive_overcharge). The mark is kept where the budgets are: in this
-proxy's memory (so for this process's life, like its budgets' counts) or in the fleet's Redis
-(until forgiven: no expiry), checked in the same step as the reservation.
+forgives it (robots_forgive_overcharge). The mark is kept where the budgets' counts are: in
+this proxy's memory (as long as those counts: until the proxy stops or its services are
+rebuilt) or in the fleet's Redis (until forgiven: no expiry), and checked in the same step as
+the reservation.
 """
 
 import ipaddress

@@ -19,6 +19,7 @@ from robotsgate.spending import (
     judge,
     parse_budgets,
     parse_price,
+    parse_sites,
     read_price,
 )
 
@@ -102,6 +103,21 @@ def test_a_budget_applies_to_everything_its_bot_or_its_site() -> None:
     assert everything.applies("Other", "b.example")
     assert bot.applies("mybot", "b.example") and not bot.applies("Other", "b.example")
     assert site.applies("Other", "A.example") and not site.applies("Other", "b.example")
+
+
+def test_sites_forgiven_are_hosts_and_a_bad_one_is_refused_naming_the_option() -> None:
+    from robotsgate.options import OPTIONS, Settings
+
+    assert parse_sites(["News.Example", " 127.0.0.1 ", "[::1]", "::1"]) == \
+        {"news.example", "127.0.0.1", "::1"}
+    for bad in ["news.example:8080", "https://news.example", "news.example/x", "", "a b",
+                "1:2:3"]:
+        with pytest.raises(ValueError, match=r"is not a host such as news\.example"):
+            parse_sites([bad])
+    values = {spec.name: spec.default for spec in OPTIONS} | \
+        {"robots_forgive_overcharge": ("news.example:443",)}
+    with pytest.raises(ValueError, match=r"^robots_forgive_overcharge: 'news\.example:443' is not"):
+        Settings.read(values.__getitem__)
 
 
 def test_a_bot_is_counted_as_the_proxy_names_it_never_as_a_robots_txt_group() -> None:
@@ -307,3 +323,8 @@ def test_what_origins_charged_is_counted_per_currency() -> None:
     metrics.charged("USD", 20_000)
     assert metrics.registry.get_sample_value("robotsgate_charged_micros_total",
                                              {"currency": "USD"}) == 30_000
+    metrics.overcharged("currency")
+    metrics.overcharged("currency")
+    metrics.overcharged("more")
+    assert [metrics.registry.get_sample_value("robotsgate_overcharges_total", {"kind": kind})
+            for kind in ("more", "currency", "unreadable")] == [1, 2, None]
