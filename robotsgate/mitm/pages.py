@@ -56,8 +56,9 @@ class PageReader:
             logger.exception("robotsgate: could not read the page signals of %s; passed on "
                              "unchanged", req.pretty_url)
             return
-        if result.signals.tdm_reserved:
-            flow.metadata[keys.TDM_RESERVED] = True  # for robotsgate.mitm.usage
+        if result.signals.tdm_reservation is not None:
+            # "1" or "0", for robotsgate.mitm.usage: either supersedes the header's.
+            flow.metadata[keys.TDM_META] = result.signals.tdm_reservation
         if result.signals.tdm_policy:
             flow.metadata[keys.TDM_POLICY] = result.signals.tdm_policy  # for the audit
         if result.signals.no_ai:

@@ -24,6 +24,7 @@ FRAGMENTS = [
     '<meta name="foo&lowbar;bot" content="noindex">', '<meta name="foo&UnderBar;bot" content=none>',
     '<meta name="&#114;obots" content="noindex">', '<meta name="&#x52;OBOTS" content="noarchive">',
     '<meta name="tdm-reservation" content="1">', '<meta name="tdm-policy" content="https://x/p">',
+    '<meta name="tdm-reservation" content="0">',
     '<meta name="robots" content="noai">',
     '<link rel="license" type="application/rsl+xml" href="/l.xml">',
     '<link rel=license type="application/rsl&plus;xml" href=/l2.xml>',
@@ -47,8 +48,8 @@ def quiet(body: bytes, content_type: str, agents: tuple[str, ...]) -> bool:
     signals = read_page(body, now=NOW, content_type=content_type, agents=agents)
     return (signals.noindex, signals.nofollow, signals.noarchive, signals.nosnippet,
             signals.unavailable_after, signals.x_robots_tag, signals.sections,
-            signals.tdm_reserved, signals.tdm_policy, signals.no_ai, signals.licenses) == \
-        (False, False, False, False, None, "all", (), False, None, (), ())
+            signals.tdm_reservation, signals.tdm_policy, signals.no_ai, signals.licenses) == \
+        (False, False, False, False, None, "all", (), None, None, (), ())
 
 
 @settings(max_examples=3000, deadline=None)
