@@ -55,6 +55,7 @@ TDM_META: Final = "robotsgate.tdm_meta"  # the page's META tdm-reservation: "1" 
 TDM_POLICY: Final = "robotsgate.tdm_policy"  # the page's META tdm-policy (TDMRep), a URL
 NO_AI: Final = "robotsgate.no_ai"  # noai, noimageai of the page's META (a tuple of names)
 LICENSE_LINKS: Final = "robotsgate.license_links"  # the page's RSL <link>s, resolved URLs
+LICENSE_INLINE: Final = "robotsgate.license_inline"  # the page's RSL <script>s, their XML
 LICENSE_JUDGED: Final = "robotsgate.license_judged"  # the Link header's licence refusal
 LICENSE_RECORDED: Final = "robotsgate.license_recorded"  # that refusal is in the audit log
 REFUSED: Final = "robotsgate.refused"  # monitor mode: forwarded, though its verdict refused it

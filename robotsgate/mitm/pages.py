@@ -63,9 +63,13 @@ class PageReader:
             flow.metadata[keys.TDM_POLICY] = result.signals.tdm_policy  # for the audit
         if result.signals.no_ai:
             flow.metadata[keys.NO_AI] = result.signals.no_ai  # for robotsgate.mitm.usage
-        if result.signals.licenses and keys.private(flow).get(keys.PURPOSES):
+        if (result.signals.licenses or result.signals.inline_licenses) and \
+                keys.private(flow).get(keys.PURPOSES):
             # For robotsgate.mitm.licenses: judged for the bot's purposes.
-            flow.metadata[keys.LICENSE_LINKS] = page_licenses(result.signals, req.url)
+            if result.signals.licenses:
+                flow.metadata[keys.LICENSE_LINKS] = page_licenses(result.signals, req.url)
+            if result.signals.inline_licenses:
+                flow.metadata[keys.LICENSE_INLINE] = result.signals.inline_licenses
         # The origin's own X-Robots-Tag headers are replaced: the one value carries everything
         # they said for this agent, together with the page's META and nothing for other agents.
         set_headers(response.headers, [(b"X-Robots-Tag", result.x_robots_tag.encode(

@@ -75,6 +75,6 @@ def read_page(page: bytes | HtmlText, *, now: float, content_type: str | None = 
         tdm_reservation=tdm_reservation,
         tdm_policy=tdm_policy if tdm_reservation == "1" else None,
         no_ai=tuple(name for name in reading.no_ai if name not in said_by_header),
-        licenses=page_tree.licenses,
+        licenses=page_tree.licenses, inline_licenses=page_tree.inline_licenses,
         charset=html.charset, truncated=html.truncated,
         warnings=tuple(warnings))
