@@ -118,7 +118,9 @@ def _rule(index: int, item: dict[str, object], problems: list[str]) -> TdmRule:
         return TdmRule(index, "", None)
     location = location.strip()
     said = value if isinstance(value, str | int) and not isinstance(value, bool) else None
-    statement = tdm_reservation(said, Source.TDM_FILE, pattern=location, line=index,
+    # No line: a statement's line is robots.txt's (audit records, X-Robotsgate-Line); the
+    # rule's index is TdmRule.index, and its text names its location.
+    statement = tdm_reservation(said, Source.TDM_FILE, pattern=location,
                                 policy=policy if isinstance(policy, str) else None)
     if statement is None:
         problems.append(f"rule {index} ({location}): tdm-reservation {value!r} is neither 0 "

@@ -137,8 +137,7 @@ class Statement:
         if self.source in (Source.TDM_META, Source.NOAI_META):
             return "the page's head"
         if self.source is Source.TDM_FILE:
-            return "the origin's tdmrep.json" if self.line is None else \
-                f"the origin's tdmrep.json, rule {self.line}"
+            return "the origin's tdmrep.json"
         return "response header" if self.line is None else f"line {self.line}"
 
     def usage(self) -> "Usage":

@@ -338,7 +338,8 @@ def test_an_origins_tdmrep_json(origin: OriginFactory, proxy: ProxyFactory) -> N
     [record] = blocks(miner)
     assert record["event"] == "withheld" and record["origin_status"] == 200
     assert record["tdm_policy"] == "https://provider.example/policy.json"
-    assert record["rule"] == refused.header("X-Robotsgate-Rule") and record["line"] == 1
+    assert record["rule"] == refused.header("X-Robotsgate-Rule") and record["line"] is None
+    assert record["group"] is None and refused.header("X-Robotsgate-Line") is None
 
 
 def test_tdmrep_json_is_fetched_under_the_egress_policy(

@@ -54,7 +54,9 @@ def test_the_whole_site_example_reserves_every_path_with_its_policy() -> None:
         said = tdmrep.statement(url)
         assert said is not None and said.preference == "1", url
         assert said.policy == "https://provider.com/policies/policy.json"
-        assert said.source is Source.TDM_FILE and said.line == 1 and said.pattern == "/"
+        assert said.source is Source.TDM_FILE and said.pattern == "/"
+        assert said.line is None  # a line is robots.txt's: the rule is named by its location
+        assert tdmrep.rule(url).index == 1
         assert said.usage().of("train-ai").value is DISALLOWED
         assert said.usage().of("ai-input").value is DISALLOWED
         assert said.usage().of("search").value is PreferenceValue.UNKNOWN  # search is no TDM
@@ -69,7 +71,8 @@ def test_rules_by_part_the_longest_location_decides_and_0_is_a_statement() -> No
     assert text is not None and text.preference == "1" and text.policy is None
     # TDMRep's 0: rights not reserved. It says "may mine", which is not silence.
     opened = tdmrep.statement("https://example.com/text/open/a.html")
-    assert opened is not None and (opened.preference, opened.line) == ("0", 3)
+    assert opened is not None and opened.preference == "0"
+    assert tdmrep.rule("https://example.com/text/open/a.html").index == 3
     assert opened.usage().of("train-ai").value is ALLOWED
     assert opened.text == ('/.well-known/tdmrep.json: {"location": "/text/open/*", '
                            '"tdm-reservation": 0}')
