@@ -466,7 +466,7 @@ def read_rsl(body: bytes, url: str) -> RslDocument:
 
 
 # Typographic quotes where XML needs straight ones: what a licence copied from a word processor or
-# a web page's prose holds (XML 1.0 §3.1: an attribute value is in '"' or "'").
+# a web page's prose holds (XML 1.0 §2.3: AttValue is quoted with '"' or "'").
 _CURLY = ("\u201c", "\u201d", "\u2018", "\u2019", "\u201e", "\u00ab", "\u00bb")
 
 

@@ -743,8 +743,9 @@ def test_a_prohibition_anywhere_that_applies_decides(
 
 
 def test_not_well_formed_xml_is_said_with_its_line_and_column() -> None:
-    # A licence copied from prose, its attribute in typographic quotes: XML 1.0 §3.1 quotes an
-    # attribute's value with '"' or "'" only. Said where (line and column from 1) and why.
+    # A licence copied from prose, its attribute in typographic quotes: XML 1.0 §2.3 (AttValue)
+    # quotes an attribute's value with '"' or "'" only. Said where (line and column from 1) and
+    # why.
     body = ('<rsl xmlns="https://rslstandard.org/rsl">\n  <content url="/">\n    <license>'
             '\n      <prohibits type=\u201cusage\u201d>ai-train</prohibits>\n    </license>'
             '\n  </content>\n</rsl>\n').encode()
