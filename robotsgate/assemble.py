@@ -49,6 +49,7 @@ from robotsgate.state.driver import Politeness
 from robotsgate.state.fleet import Fleet, check_kind
 from robotsgate.state.pacing import Pacer
 from robotsgate.state.store import MemoryStore
+from robotsgate.tdmrep import ORIGINS, TdmRepFiles
 
 # Seconds the fleet's robots.txt fetch lock outlives the fetch timeout: its holder renews it
 # while the fetch runs, so this (plus the timeout) is what a holder that died costs the others.
@@ -162,8 +163,12 @@ def services(settings: Settings, upstream: Upstream, clocks: Clocks, metrics: Me
         licensing = Licensing(fetcher, clocks.clock, cache_ttl=settings.cache_ttl,
                               error_ttl=settings.error_ttl, contact=settings.contact,
                               archive=archive, credentials=credentials)
+    # TDMRep's file: read for bots with declared purposes, as the proxy, kept per origin.
+    tdmrep = TdmRepFiles(fetcher, clocks.clock, cache_ttl=settings.cache_ttl,
+                         error_ttl=settings.error_ttl, contact=settings.contact,
+                         size=min(settings.cache_size, ORIGINS))
     gate = Gate(gate_config(settings), store, retrieval, clocks.clock, politeness.pacing,
-                metrics=metrics, licensing=licensing)
+                metrics=metrics, licensing=licensing, tdmrep=tdmrep)
     try:
         max_price = parse_price(settings.max_price) if settings.max_price else None
     except ValueError as exc:

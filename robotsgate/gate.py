@@ -18,12 +18,13 @@ from robotsgate.origin import Origin
 from robotsgate.outcomes import Reason, status
 from robotsgate.protocol import Decision, Pace, RobotsTxt, seconds_until_open
 from robotsgate.protocol.urls import server_equivalent
-from robotsgate.protocol.usage import CATEGORIES, NO_USAGE, Usage, combine
+from robotsgate.protocol.usage import CATEGORIES, NO_USAGE, Statement, Usage, combine
 from robotsgate.purposes import NONE as NO_PURPOSES
 from robotsgate.purposes import Purposes, UsageRefusal, refused
 from robotsgate.retrieval import Retrieval
 from robotsgate.state.pacing import NoSlot, Pacer, Pacing, Slot
 from robotsgate.state.store import RobotsEntry, Store
+from robotsgate.tdmrep import TdmRepFiles
 from robotsgate.values import quick_init
 
 _PACED_HOSTS = 10_000  # hosts the default pacer remembers, when none is given
@@ -73,6 +74,9 @@ class Verdict:
     # Content-Usage and TDM reservation are added to it later (robotsgate.mitm.usage).
     usage: Usage = NO_USAGE
     usage_refusal: UsageRefusal | None = None  # reason usage-preference: why
+    # TDMRep: the rule of the origin's /.well-known/tdmrep.json for this path (a bot with
+    # declared purposes; robotsgate.tdmrep), joined with the answer's own at the response.
+    tdm: Statement | None = None
     # license-prohibited, license-required, license-unavailable: why (robotsgate.licensing)
     license_refusal: LicenseRefusal | None = None
     # A licence obtained from the licence server the site's RSL names: the request leaves with
@@ -108,13 +112,15 @@ class Gate:
 
     def __init__(self, config: GateConfig, store: Store, retrieval: Retrieval,
                  clock: Callable[[], float], pacer: Pacing | None = None, *,
-                 metrics: Metrics | None = None, licensing: Licensing | None = None) -> None:
+                 metrics: Metrics | None = None, licensing: Licensing | None = None,
+                 tdmrep: TdmRepFiles | None = None) -> None:
         self.config = config
         self.metrics = metrics or Metrics()
         self.pacer: Pacing = pacer or Pacer(clock, max_wait=60, max_hosts=_PACED_HOSTS)
         self._store = store
         self._retrieval = retrieval
         self._licensing = licensing  # RSL licences: None, not read (robots_licenses=off)
+        self._tdmrep = tdmrep  # TDMRep's /.well-known/tdmrep.json: None, not read
         self._clock = clock
         self._inflight: dict[str, asyncio.Task[RobotsEntry]] = {}
         self._long_decisions = asyncio.Lock()  # decisions that take more than one slice
@@ -162,21 +168,38 @@ class Gate:
         if refusal is not None:
             return replace(verdict, action="block", reason=Reason.USAGE_PREFERENCE,
                            usage_refusal=refusal)
-        if robots.licenses and request.purposes and self._licensing is not None:
+        if request.purposes:
             # Only a bot that declared what it crawls for can be refused for it: the others
-            # never wait for a licence.
-            urls = [origin.key + request.path]
-            if equivalent != request.path:
-                urls.append(origin.key + equivalent)
+            # never wait for a licence or a tdmrep.json.
+            judged = await self._for_purposes(request, robots, verdict, equivalent)
+            if judged.action != "forward":
+                return judged
+            verdict = judged
+        return await self._pace(origin, robots, verdict)
+
+    async def _for_purposes(self, request: Request, robots: RobotsTxt, verdict: Verdict,
+                            equivalent: str) -> Verdict:
+        """The verdict with the origin's tdmrep.json rule for the path, and its licences
+        judged: refused by them, or carrying the licence obtained."""
+        origin = request.origin
+        urls = [origin.key + request.path]
+        if equivalent != request.path:
+            urls.append(origin.key + equivalent)
+        if self._tdmrep is not None:
+            # Not decided here: the answer's own tdm-reservation supersedes the file's.
+            tdm = await self._tdmrep.statement(origin, tuple(urls))
+            if tdm is not None:
+                verdict = replace(verdict, tdm=tdm)
+        if robots.licenses and self._licensing is not None:
             found = await self._licensing.judge(robots.licenses, urls, request.purposes)
             if isinstance(found, LicenseToken):
-                verdict = replace(verdict, license_token=found)
-            elif found is not None:
+                return replace(verdict, license_token=found)
+            if found is not None:
                 unavailable = found.kind == "unavailable"
                 return replace(verdict, action="unavailable" if unavailable else "block",
                                reason=LICENSE_REASONS[found.kind], license_refusal=found,
                                retry_after=self._licensing.error_ttl if unavailable else None)
-        return await self._pace(origin, robots, verdict)
+        return verdict
 
     async def _pace(self, origin: Origin, robots: RobotsTxt, verdict: Verdict) -> Verdict:
         pace = robots.pace(verdict.agent)

@@ -193,6 +193,8 @@ class LicenseRefusal:
             return "named by the answer's Link header"
         if self.source == "html-link":
             return 'named by the page\'s <link rel="license">'
+        if self.source == "html-script":
+            return 'embedded in the page: <script type="application/rsl+xml">'
         return f"robots.txt line {self.line}: {robots_url}"
 
     @property
@@ -336,11 +338,15 @@ class Licensing:
         return self._error_ttl
 
     async def judge(self, licenses: tuple[License, ...], urls: Collection[str],
-                    purposes: Collection[str]) -> LicenseRefusal | LicenseToken | None:
+                    purposes: Collection[str], *,
+                    given: Iterable[tuple[License, LicenseDocument]] = ()
+                    ) -> LicenseRefusal | LicenseToken | None:
         """The refusal, or the licence to present (a licence server named, and obtained), or
-        None: nothing to do."""
+        None: nothing to do. `given`: documents read already (embedded in a page), judged
+        with those fetched."""
         named = [(license, await self.document(license.url))
                  for license in _distinct(licenses)]
+        named += given
         found = judge(named, urls, purposes)
         if found is None or found.kind != "required" or found.server is None:
             return found
@@ -444,6 +450,25 @@ class Licensing:
             return LicenseDocument(url, "missing", None, result.status, sha256, now, now + ttl,
                                    f"no RSL terms: {problems}")
         return LicenseDocument(url, "ok", document, result.status, sha256, now, now + ttl)
+
+
+def embedded(page: str, xml: str, now: float) -> tuple[License, LicenseDocument]:
+    """A licence embedded in a page (`<script type="application/rsl+xml">`), read as a fetched
+    document is read, with its limits (rsl.MAX_BYTES, the element caps, no DOCTYPE) and its
+    judgement: XML that cannot be read is unavailable (it may prohibit what the bot crawls
+    for), XML of another vocabulary says nothing. Its URL is the page's."""
+    body = xml.encode("utf-8", "surrogatepass")
+    sha256 = hashlib.sha256(body).hexdigest()
+    document = read_rsl(body, page)
+    problems = "; ".join(document.problems)
+    license = License(page, None, "html-script")
+    if document.unreadable:
+        return license, LicenseDocument(page, "unavailable", None, None, sha256, now, now,
+                                        f"not readable as RSL: {problems}")
+    if not document.contents:
+        return license, LicenseDocument(page, "missing", None, None, sha256, now, now,
+                                        f"no RSL terms: {problems}")
+    return license, LicenseDocument(page, "ok", document, None, sha256, now, now)
 
 
 def _distinct(licenses: Iterable[License]) -> list[License]:

@@ -224,3 +224,25 @@ async def test_a_tdm_reservation_refusal_records_its_policy(addon: Driven, audit
     assert f.response.status_code == 403
     [record] = records(audit_path)
     assert record["tdm_policy"] == policy
+
+
+@pytest.mark.parametrize("mode", ["enforce", "monitor"])
+async def test_the_pages_meta_supersedes_the_tdm_reservation_header(
+        addon: Driven, audit_path: Path, mode: str) -> None:
+    # TDMRep's own order: the page's META after the header. `tdm-reservation: 1` and
+    # <meta name="tdm-reservation" content="0">: rights not reserved, the page forwarded, and
+    # nothing recorded (not even a would-block on the headers alone).
+    addon.configure(robots_purposes=["TrainBot=train-ai"], robots_mode=mode)
+    page = (b'<html><head><meta name="tdm-reservation" content="0"></head>'
+            b"<body>text</body></html>")
+    f = await answered(addon, "/p", "TrainBot/1.0", b"text/html", (b"tdm-reservation", b"1"),
+                       body=page)
+    assert f.response.status_code == 200 and b"text" in f.response.content
+    assert f.response.headers["X-Robotsgate-Usage"] == "train-ai=y, ai-input=y"
+    assert records(audit_path) == []
+    # The other way round: the header's 0 superseded by the META's 1.
+    f = await answered(addon, "/q", "TrainBot/1.0", b"text/html", (b"tdm-reservation", b"0"),
+                       body=page.replace(b'content="0"', b'content="1"'))
+    assert f.response.status_code == (403 if mode == "enforce" else 200)
+    [record] = records(audit_path)
+    assert record["rule"] == '<meta name="tdm-reservation" content="1">'

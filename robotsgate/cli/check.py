@@ -14,8 +14,11 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+import httpx
+
 from robotsgate import assemble
 from robotsgate.audit import timestamp
+from robotsgate.cli.answer import Answered, judge_answer
 from robotsgate.cli.common import (
     FOUND,
     OK,
@@ -34,7 +37,7 @@ from robotsgate.fetch import Fetcher, FetchResult
 from robotsgate.gate import Gate, Verdict
 from robotsgate.licensing import Licensing
 from robotsgate.options import Settings
-from robotsgate.outcomes import OUTCOMES
+from robotsgate.outcomes import OUTCOMES, status
 from robotsgate.protocol import (
     MAX_BYTES,
     RobotsTxt,
@@ -46,6 +49,7 @@ from robotsgate.purposes import parse_purposes
 from robotsgate.retrieval import Retrieval
 from robotsgate.rules_cache import RulesCache
 from robotsgate.state.store import MemoryStore, RobotsEntry
+from robotsgate.tdmrep import TdmRepFiles
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +62,9 @@ class Checked:
     now: float
     purposes: frozenset[str] = frozenset()
     licences: tuple[dict[str, Any], ...] = ()  # RSL: robotsgate.cli.licences
+    # The origin's answer judged as the proxy judges it (a bot with purposes, a request the
+    # proxy forwards): robotsgate.cli.answer. None: not asked.
+    answered: Answered | None = None
 
 
 class _FileFetcher:
@@ -102,9 +109,11 @@ async def check(args: argparse.Namespace) -> Checked:
     # Licences as the proxy reads them: by the proxy's fetcher, under the proxy's own name.
     licensing = Licensing(source, time.time, contact=settings.contact) \
         if isinstance(source, Fetcher) else None
+    tdmrep = TdmRepFiles(source, time.time, contact=settings.contact) \
+        if isinstance(source, Fetcher) else None
     gate = Gate(assemble.gate_config(settings), store,
                 Retrieval(fetcher, rules, store, time.time, contact=settings.contact), time.time,
-                licensing=licensing)
+                licensing=licensing, tdmrep=tdmrep)
     exchange = assemble.exchange(settings, gate, Unrestricted())
     fields = [(b"Host", origin.authority.encode("ascii"))]
     if args.agent:
@@ -122,11 +131,20 @@ async def check(args: argparse.Namespace) -> Checked:
             else ()
         licences = () if licensing is None or not licenses else tuple(await read_licences(
             licensing, licenses, args.url, args.purpose))
+        answered = None
+        if plan.verdict.action == "forward" and args.purpose and isinstance(source, Fetcher):
+            # What the answer says may withhold it too: the proxy reads it; so does check.
+            async with httpx.AsyncClient(verify=tls(args), timeout=args.timeout,
+                                         follow_redirects=False, trust_env=False) as client:
+                answered = await judge_answer(
+                    args.url, plan.verdict, args.purpose, agent=token,
+                    user_agent=args.agent or None, licensing=licensing, client=client)
     finally:
         if isinstance(source, Fetcher):
             await source.aclose()
     return Checked(args.url, args.agent, plan.verdict, fetcher.result,
-                   args.robots or origin.robots_url, time.time(), args.purpose, licences)
+                   args.robots or origin.robots_url, time.time(), args.purpose, licences,
+                   answered)
 
 
 def _purposes(text: str) -> frozenset[str]:
@@ -154,8 +172,13 @@ def _check_facts(c: Checked) -> dict[str, Any]:
     rule = decision.rule if decision else None
     group = decision.group if decision else None
     unavailable = v.action == "unavailable"
+    answered = c.answered
+    withheld = answered.reason if answered is not None else None
+    # One verdict with the proxy's: a licence's refusal, and the answer's own, count too.
     allowed = (decision.allowed if decision else True) and not unavailable and \
-        v.usage_refusal is None
+        v.usage_refusal is None and v.license_refusal is None and withheld is None
+    license_refusal = v.license_refusal or (answered.license_refusal if answered else None)
+    usage_refusal = v.usage_refusal or (answered.refusal if answered else None)
     facts: dict[str, Any] = {
         "url": c.url, "allowed": allowed, "agent": v.agent,
         "robots_url": v.robots_url, "source": c.source,
@@ -166,7 +189,7 @@ def _check_facts(c: Checked) -> dict[str, Any]:
         "robots_bytes": len(entry.body) if entry and entry.sha256 else None,
         "robots_fetched_at": timestamp(entry.fetched_at) if entry else None,
         "final_url": c.fetched.final_url if c.fetched else None,
-        "reason": v.reason,
+        "reason": withheld or v.reason,
         "explanation": decision.explain() if decision else None,
         "rule": rule.text if rule else None,
         "line": rule.line if rule else None,
@@ -180,7 +203,7 @@ def _check_facts(c: Checked) -> dict[str, Any]:
             {"url": license.url, "line": license.line, "error": "not fetched", "problems": [],
              "applies": None, "purposes": {}}
             for license in (robots.licenses if robots else ())],
-        "proxy_answer": v.status or "forward",
+        "proxy_answer": v.status or (status(withheld) if withheld else "forward"),
         # category -> {value, rule, line}, for categories something is stated about.
         "usage": {category: {"value": str(p.value),
                              "rule": p.statement.text if p.statement else None,
@@ -189,7 +212,16 @@ def _check_facts(c: Checked) -> dict[str, Any]:
         "usage_header": v.usage.render() or None,  # X-Robotsgate-Usage, as far as robots.txt goes
         "purposes": sorted(c.purposes),
         "agent_note": _agent_note(c.agent_arg),
-        "usage_refusal": v.usage_refusal.explain() if v.usage_refusal else None,
+        "usage_refusal": usage_refusal.explain() if usage_refusal else None,
+        "license_refusal": None if license_refusal is None else {
+            "kind": license_refusal.kind, "license": license_refusal.url,
+            "where": license_refusal.where(v.robots_url), "rule": license_refusal.cite or None,
+            "explanation": license_refusal.explain() or license_refusal.error},
+        # The origin's answer, when check asked for it (a bot with purposes, a request the
+        # proxy forwards): its status, X-Robotsgate-Usage, and whether the proxy withholds it.
+        "answer": None if answered is None else {
+            "status": answered.status, "usage": answered.usage.render() or None,
+            "withheld": withheld, "error": answered.error},
     }
     if robots is not None:
         facts["crawl_delay"] = robots.crawl_delay(v.agent)
@@ -247,7 +279,9 @@ def _check_text(f: dict[str, Any]) -> str:
         rows.append(("group", "none applies to this agent"))
     rows.append(("result", "allowed" if f["allowed"] else
                  "DISALLOWED for every purpose (the path itself is allowed)"
-                 if f["usage_refusal"] else "DISALLOWED"))
+                 if f["usage_refusal"] else
+                 f"DISALLOWED by a licence ({f['reason']}; the path itself is allowed)"
+                 if f["license_refusal"] else "DISALLOWED"))
     if f["rule"]:
         rows.append(("rule", f"{f['rule']} (line {f['line']})"))
     if f["explanation"]:
@@ -276,9 +310,19 @@ def _check_text(f: dict[str, Any]) -> str:
         rows.append(("sitemap", sitemap))
     for license in f["licenses"]:
         rows += _licence_rows(license)
-    answer = f["proxy_answer"]
-    rows.append(("proxy", "forwards it" if answer == "forward" else
-                 f"answers {answer} ({f['reason']})"))
+    refusal = f["license_refusal"]
+    if refusal:
+        rows.append(("licence", f"{refusal['kind']}: {refusal['license']} ({refusal['where']})"
+                     + (f": {refusal['explanation']}" if refusal["explanation"] else "")))
+    answer = f["answer"]
+    if answer is not None:
+        shown = f"HTTP {answer['status']}" if answer["status"] is not None else \
+            f"no answer ({answer['error']})"
+        rows.append(("answer", shown + (f", usage {answer['usage']}" if answer["usage"] else "")
+                     + (f": withheld ({answer['withheld']})" if answer["withheld"] else "")))
+    said = f["proxy_answer"]
+    rows.append(("proxy", "forwards it" if said == "forward" else
+                 f"answers {said} ({f['reason']})"))
     width = max(len(name) for name, _ in rows) + 2
     # URLs, rules, group names and sitemaps are what bots and sites wrote: shown escaped.
     return "".join(f"{name + ':':<{width}}{escaped(value)}\n" for name, value in rows)

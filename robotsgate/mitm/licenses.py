@@ -1,5 +1,6 @@
 """RSL licences that an answer names: its `Link` header field, or its page's `<link
-rel="license" type="application/rsl+xml">` (robotsgate.pages.license_links).
+rel="license" type="application/rsl+xml">` (robotsgate.pages.license_links); or that its page
+holds: `<script type="application/rsl+xml">` in the head, the licence embedded.
 
 The licences robots.txt names were judged at the request (robotsgate.gate). An answer may name
 more, for itself: they are judged here, by the same service (robotsgate.licensing: fetched as
@@ -7,14 +8,17 @@ the proxy, kept, failing closed), for the purposes the bot declared, and the ans
 when they refuse it, as a usage preference withholds one (robotsgate.mitm.usage): 403
 license-prohibited or license-required, 503 license-unavailable, audited with the origin's
 status. The Link header is judged at the headers: a body mitmproxy streams, or may stream once
-it has begun, is cut off when refused. A page's `<link>` is judged once its body is in (a
-streamed body is not read: its Link header is what counts).
+it has begun, is cut off when refused. A page's `<link>` and embedded licences are judged once
+its body is in (a streamed body is not read: its Link header is what counts), the embedded ones
+read with the same limits and judgement as a fetched document (robotsgate.licensing.embedded),
+without a fetch.
 
 Only a bot that declared purposes waits for any of this; for the others each hook returns at
 its first test.
 """
 
 import logging
+import time
 from collections.abc import Awaitable
 
 import ada_url
@@ -23,7 +27,15 @@ from mitmproxy import http
 from robotsgate.audit import Event
 from robotsgate.escape import escaped
 from robotsgate.gate import Verdict
-from robotsgate.licensing import REASONS, LicenseRefusal, LicenseToken, Licensing, license_answer
+from robotsgate.licensing import (
+    REASONS,
+    LicenseDocument,
+    LicenseRefusal,
+    LicenseToken,
+    Licensing,
+    embedded,
+    license_answer,
+)
 from robotsgate.mitm import keys
 from robotsgate.mitm.again import send_again
 from robotsgate.mitm.answers import AuditUnwritable, answer
@@ -65,7 +77,8 @@ class LicenseCheck:
             if token is not None:
                 return self._again_licensed(flow, token)
         if private.get(keys.LICENSE_JUDGED) is None and \
-                not flow.metadata.get(keys.LICENSE_LINKS):
+                not flow.metadata.get(keys.LICENSE_LINKS) and \
+                not flow.metadata.get(keys.LICENSE_INLINE):
             return None
         return self._body(flow)
 
@@ -131,7 +144,11 @@ class LicenseCheck:
         refusal: LicenseRefusal | None = keys.private(flow).get(keys.LICENSE_JUDGED)
         if refusal is None:
             linked: tuple[str, ...] = flow.metadata.get(keys.LICENSE_LINKS, ())[:MAX_LINKED]
-            refusal = await self._judge(flow, licensing, linked, "html-link")
+            inline: tuple[str, ...] = flow.metadata.get(keys.LICENSE_INLINE, ())
+            now = time.time()
+            refusal = await self._judge(
+                flow, licensing, linked, "html-link",
+                tuple(embedded(flow.request.url, xml, now) for xml in inline))
             if refusal is None:
                 return
         status = response.status_code
@@ -146,10 +163,12 @@ class LicenseCheck:
         answer(flow, REASONS[refusal.kind], text, headers, verdict)
 
     async def _judge(self, flow: http.HTTPFlow, licensing: Licensing, urls: tuple[str, ...],
-                     source: LicenseSource) -> LicenseRefusal | None:
+                     source: LicenseSource,
+                     given: tuple[tuple[License, LicenseDocument], ...] = ()
+                     ) -> LicenseRefusal | None:
         purposes: Purposes = keys.private(flow)[keys.PURPOSES]
         named = tuple(License(url, None, source) for url in urls)
-        found = await licensing.judge(named, [flow.request.url], purposes)
+        found = await licensing.judge(named, [flow.request.url], purposes, given=given)
         # A licence its server would issue: the request has been answered already, so there
         # is nothing left to present it with, and nothing to refuse.
         return None if isinstance(found, LicenseToken) else found

@@ -56,15 +56,20 @@ class PageReader:
             logger.exception("robotsgate: could not read the page signals of %s; passed on "
                              "unchanged", req.pretty_url)
             return
-        if result.signals.tdm_reserved:
-            flow.metadata[keys.TDM_RESERVED] = True  # for robotsgate.mitm.usage
+        if result.signals.tdm_reservation is not None:
+            # "1" or "0", for robotsgate.mitm.usage: either supersedes the header's.
+            flow.metadata[keys.TDM_META] = result.signals.tdm_reservation
         if result.signals.tdm_policy:
             flow.metadata[keys.TDM_POLICY] = result.signals.tdm_policy  # for the audit
         if result.signals.no_ai:
             flow.metadata[keys.NO_AI] = result.signals.no_ai  # for robotsgate.mitm.usage
-        if result.signals.licenses and keys.private(flow).get(keys.PURPOSES):
+        if (result.signals.licenses or result.signals.inline_licenses) and \
+                keys.private(flow).get(keys.PURPOSES):
             # For robotsgate.mitm.licenses: judged for the bot's purposes.
-            flow.metadata[keys.LICENSE_LINKS] = page_licenses(result.signals, req.url)
+            if result.signals.licenses:
+                flow.metadata[keys.LICENSE_LINKS] = page_licenses(result.signals, req.url)
+            if result.signals.inline_licenses:
+                flow.metadata[keys.LICENSE_INLINE] = result.signals.inline_licenses
         # The origin's own X-Robots-Tag headers are replaced: the one value carries everything
         # they said for this agent, together with the page's META and nothing for other agents.
         set_headers(response.headers, [(b"X-Robots-Tag", result.x_robots_tag.encode(

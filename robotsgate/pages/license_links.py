@@ -1,6 +1,8 @@
 """Where a page says its RSL licence is: the `Link` header field (RFC 8288) and `<link>` in the
 head, each `rel="license"` with `type="application/rsl+xml"` (RSL 1.0: "RSL licenses can also
-be linked via HTTP Link headers or HTML <link> elements").
+be linked via HTTP Link headers or HTML <link> elements"); or the licence itself, embedded in the
+head with `<script type="application/rsl+xml">` (is_rsl_type; robotsgate.pages.tree reads its
+text).
 
 Only links typed as RSL are read: `rel="license"` alone usually names a page for people (a
 Creative Commons deed), which is no licence document to fetch.
@@ -45,6 +47,12 @@ def is_rsl_link(rel: str | None, type_: str | None) -> bool:
     """Whether an HTML `<link>`'s rel and type attributes name an RSL licence."""
     return rel is not None and "license" in rel.lower().split() and \
         (type_ or "").strip().lower() == RSL_TYPE
+
+
+def is_rsl_type(type_: str | None) -> bool:
+    """Whether an HTML `<script>`'s type attribute says it holds an RSL licence (RSL: a licence
+    embedded in a page, `<script type="application/rsl+xml">`)."""
+    return (type_ or "").strip().lower() == RSL_TYPE
 
 
 def page_licenses(signals: PageSignals, url: str) -> tuple[str, ...]:

@@ -4,13 +4,14 @@ bytes cannot hold a robots signal for these agents.
 Every signal a page can carry is in one of two places (robotsgate.pages.tree reads them):
 
 - a comment whose text begins with "robots" or "/robots" (a section tag), anywhere;
-- the attributes of a `<meta>` (robots, the agent's own names, tdm-reservation, tdm-policy) or a
-  `<link>` (an RSL licence, `rsl+xml`), where a character reference may spell any letter.
+- the attributes of a `<meta>` (robots, the agent's own names, tdm-reservation, tdm-policy), a
+  `<link>` (an RSL licence, `rsl+xml`) or a `<script>` (an RSL licence embedded in the page,
+  `type="application/rsl+xml"`), where a character reference may spell any letter.
 
 So the page is lower-cased once and searched for "robots", each one found counting only after a
-comment's opening, and a regular expression takes the attributes of each `<meta>` and `<link>`
-start tag, ended where the HTML tokenizer ends it; the names are looked for in those alone.
-However many names the agent answers to, that is three passes over the page, and the word
+comment's opening, and a regular expression takes the attributes of each `<meta>`, `<link>` and
+`<script>` start tag, ended where the HTML tokenizer ends it; the names are looked for in those
+alone. However many names the agent answers to, that is three passes over the page, and the word
 "compatible" in its text (most bots' User-Agent names it), a `&#39;`, or a page about robots.txt
 no longer send it to the parser.
 
@@ -42,15 +43,16 @@ _SEARCHED_WHOLE = frozenset({"shift_jis", "cp932", "gbk",
                              "gb18030", "big5", "big5hkscs", "cp950", "cp949", "johab"})
 
 _WS = rb"\t\n\f\r "
-# A <meta> or <link> start tag, as the HTML tokenizer reads it (HTML Living Standard §13.2.5):
-# the tag name, then attributes, each a name (which may begin with '=' and may hold quotes) and
-# maybe '=' and a value: double-quoted, single-quoted (either runs to its own quote, '>' and all)
-# or unquoted (to white space or '>'). Possessive throughout: one reading, as the tokenizer has.
-# The match takes only "<meta" (or "<link"), so that every one of the page starts a match of its
-# own, even inside what another looks like; the rest of the tag, to the '>' that ends it, is the
-# second group, or None when it does not end (a quote that never closes, no '>').
+# A <meta>, <link> or <script> start tag, as the HTML tokenizer reads it (HTML Living Standard
+# §13.2.5): the tag name, then attributes, each a name (which may begin with '=' and may hold
+# quotes) and maybe '=' and a value: double-quoted, single-quoted (either runs to its own quote,
+# '>' and all) or unquoted (to white space or '>'). Possessive throughout: one reading, as the
+# tokenizer has. The match takes only "<meta" (or "<link", "<script"), so that every one of the
+# page starts a match of its own, even inside what another looks like; the rest of the tag, to
+# the '>' that ends it, is the second group, or None when it does not end (a quote that never
+# closes, no '>').
 _TAG = re.compile(
-    rb"<(?:meta|link)(?=[" + _WS + rb"/>])(?=("
+    rb"<(?:meta|link|script)(?=[" + _WS + rb"/>])(?=("
     rb"(?:[" + _WS + rb"/]"
     rb"|[^" + _WS + rb"/>][^" + _WS + rb"/>=]*+"
     rb"(?:[" + _WS + rb"]*+=[" + _WS + rb"]*+"
@@ -128,8 +130,9 @@ def _back_over_space(lowered: bytes, at: int) -> int:
 
 
 def _tags(lowered: bytes) -> bytes | None:
-    """The attributes of every <meta> and <link> start tag of the page, joined by NUL (which no
-    name holds); None when one does not end, and the page must be read to know what it holds."""
+    """The attributes of every <meta>, <link> and <script> start tag of the page, joined by NUL
+    (which no name holds); None when one does not end, and the page must be read to know what
+    it holds."""
     found = [tag[1] for tag in _TAG.finditer(lowered)]
     if None in found:
         return None

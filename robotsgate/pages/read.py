@@ -45,12 +45,16 @@ def read_page(page: bytes | HtmlText, *, now: float, content_type: str | None = 
         read_header(value, names, reading, warnings)
     said_by_header = set(reading.no_ai)
     page_tree = read_tree(html.text, names, links=links)
-    tdm_reserved = False
+    tdm_reservation: str | None = None
     tdm_policy = None
     for meta in page_tree.metas:
         if meta.name == TDM_RESERVATION:
-            # TDMRep §3.2: "1" reserves the rights, "0" does not; anything else says nothing.
-            tdm_reserved = tdm_reserved or (meta.content or "").strip() == "1"
+            # TDMRep: "1" reserves the rights, "0" does not, and either is a statement (a "0"
+            # supersedes a header's "1": robotsgate.protocol.usage.tdm_decided); anything else
+            # says nothing. Of two META that disagree, the reservation counts.
+            value = (meta.content or "").strip()
+            if value == "1" or (value == "0" and tdm_reservation is None):
+                tdm_reservation = value
             continue
         if meta.name == TDM_POLICY:
             tdm_policy = tdm_policy or (meta.content or "").strip() or None
@@ -68,8 +72,9 @@ def read_page(page: bytes | HtmlText, *, now: float, content_type: str | None = 
         x_robots_tag=normal_form(reading, noindex, now), carried=tuple(reading.carried),
         base=page_tree.base, links=page_tree.links, sections=page_tree.sections,
         links_read=links, may_have_sections=page_tree.saw_section_tag,
-        tdm_reserved=tdm_reserved, tdm_policy=tdm_policy if tdm_reserved else None,
+        tdm_reservation=tdm_reservation,
+        tdm_policy=tdm_policy if tdm_reservation == "1" else None,
         no_ai=tuple(name for name in reading.no_ai if name not in said_by_header),
-        licenses=page_tree.licenses,
+        licenses=page_tree.licenses, inline_licenses=page_tree.inline_licenses,
         charset=html.charset, truncated=html.truncated,
         warnings=tuple(warnings))

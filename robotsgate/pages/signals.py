@@ -54,8 +54,9 @@ class PageSignals:
     # A cheap test: False means there is no section tag on the page (True may be a false alarm).
     may_have_sections: bool = False
     # <meta name="tdm-reservation" content="1"> in the head: text and data mining rights reserved
-    # (read as train-ai=n and ai-input=n: robotsgate.mitm.usage).
-    tdm_reserved: bool = False
+    # (read as train-ai=n and ai-input=n: robotsgate.mitm.usage); "0": not reserved (a
+    # statement too: it supersedes a tdm-reservation header); None: no such META.
+    tdm_reservation: str | None = None
     tdm_policy: str | None = None  # <meta name="tdm-policy" content="URL">, with a reservation
     # noai, noimageai said by the page's META for this agent (and not already by its
     # X-Robots-Tag, which robotsgate.mitm.usage reads at the headers): read as train-ai=n.
@@ -63,9 +64,17 @@ class PageSignals:
     # <link rel="license" type="application/rsl+xml" href> in the head, as written: where the
     # page says its RSL licence is (robotsgate.licensing judges it for the bot's purposes).
     licenses: tuple[str, ...] = ()
+    # <script type="application/rsl+xml"> in the head: RSL licences embedded in the page, their
+    # XML as written (robotsgate.licensing reads and judges them as it does linked ones).
+    inline_licenses: tuple[str, ...] = ()
     charset: str = "utf-8"
     truncated: bool = False
     warnings: tuple[PageWarning, ...] = ()
+
+    @property
+    def tdm_reserved(self) -> bool:
+        """Whether the page's META reserves text and data mining rights."""
+        return self.tdm_reservation == "1"
 
     @property
     def all_links(self) -> tuple[str, ...]:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from robotsgate.pages.directives import Directives, read_directives
-from robotsgate.pages.license_links import is_rsl_link
+from robotsgate.pages.license_links import is_rsl_link, is_rsl_type
 from robotsgate.pages.signals import Link, PageWarning, Section
 
 # Section tags nested deeper than this are ignored (with a warning): a hostile page must not make
@@ -53,6 +53,7 @@ class TreeReading:
     saw_section_tag: bool  # head only: the page may have section tags (False: it has none)
     warnings: tuple[PageWarning, ...]
     licenses: tuple[str, ...] = ()  # <link rel="license" type="application/rsl+xml"> hrefs
+    inline_licenses: tuple[str, ...] = ()  # <script type="application/rsl+xml"> texts
 
 
 def parse(text: str, *, scripting: bool = False) -> LexborHTMLParser:
@@ -94,7 +95,8 @@ def read_tree(text: str, agents: frozenset[str], *, links: bool) -> TreeReading:
     warnings.extend(walk.warnings)
     return TreeReading(tuple(metas), base, tuple(walk.links),
                        tuple(sorted(walk.sections, key=lambda section: section.line)),
-                       saw_section_tag, tuple(warnings), _licenses(tree))
+                       saw_section_tag, tuple(warnings), _licenses(tree),
+                       _inline_licenses(tree))
 
 
 def _licenses(tree: LexborHTMLParser) -> tuple[str, ...]:
@@ -107,6 +109,24 @@ def _licenses(tree: LexborHTMLParser) -> tuple[str, ...]:
         if href is not None and is_rsl_link(attrs.get("rel"), attrs.get("type")) and \
                 _in_head(node):
             found[_clean_url(href)] = None
+    return tuple(found)
+
+
+# Licences embedded in one page that are read: each is parsed for every request it judges.
+MAX_INLINE = 8
+
+
+def _inline_licenses(tree: LexborHTMLParser) -> tuple[str, ...]:
+    """The texts of the head's `<script type="application/rsl+xml">` elements (RSL: a licence
+    embedded in the page), in page order, each once, at most MAX_INLINE: read from the head,
+    as the page's `<link>`s are. A script's text is raw text: what the parser gives is the XML
+    as written."""
+    found: dict[str, None] = {}
+    for node in tree.css("script[type]"):
+        if is_rsl_type(node.attrs.get("type")) and _in_head(node):
+            found[node.text(deep=True)] = None
+            if len(found) == MAX_INLINE:
+                break
     return tuple(found)
 
 

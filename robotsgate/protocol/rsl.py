@@ -161,8 +161,9 @@ _RFC9309 = reading_of("rfc9309")
 
 
 # Where a site names a licence: a robots.txt `License:` line, an answer's `Link` header field, a
-# page's `<link rel="license">`.
-LicenseSource = Literal["robots.txt", "link-header", "html-link"]
+# page's `<link rel="license">`; or where it gives one: a page's `<script
+# type="application/rsl+xml">`, the licence embedded in the page.
+LicenseSource = Literal["robots.txt", "link-header", "html-link", "html-script"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -454,9 +455,7 @@ def read_rsl(body: bytes, url: str) -> RslDocument:
     except _Refused as refusal:
         return RslDocument(url, (), (str(refusal),), unreadable=True)
     except expat.ExpatError as error:
-        return RslDocument(url, (), (f"not XML: {expat.ErrorString(error.code)} "
-                                     f"(line {error.lineno}, column {error.offset})",),
-                           unreadable=True)
+        return RslDocument(url, (), (_not_xml(body, error),), unreadable=True)
     except (LookupError, ValueError) as error:
         # pyexpat asks Python's codecs for an encoding expat does not know itself (anything but
         # UTF-8, UTF-16, ISO-8859-1 and US-ASCII): an unknown name, a multi-byte or a non-text
@@ -464,6 +463,25 @@ def read_rsl(body: bytes, url: str) -> RslDocument:
         return RslDocument(url, (), (f"not XML: its declared encoding cannot be read "
                                      f"({type(error).__name__}: {error})",), unreadable=True)
     return _Reader(lines).document(root, url)
+
+
+# Typographic quotes where XML needs straight ones: what a licence copied from a word processor or
+# a web page's prose holds (XML 1.0 §2.3: AttValue is quoted with '"' or "'").
+_CURLY = ("\u201c", "\u201d", "\u2018", "\u2019", "\u201e", "\u00ab", "\u00bb")
+
+
+def _not_xml(body: bytes, error: expat.ExpatError) -> str:
+    """Why a body is not well-formed XML, where (line and column, both from 1), and the usual
+    cause when it is one: typographic quotes around an attribute's value."""
+    column = error.offset + 1  # expat counts columns from 0
+    said = f"not XML: {expat.ErrorString(error.code)} at line {error.lineno}, column {column}"
+    lines = body.decode("utf-8", "replace").splitlines()
+    line = lines[error.lineno - 1] if 0 < error.lineno <= len(lines) else ""
+    # expat's column counts bytes: a quote is looked for around it, not at it.
+    if any(quote in line for quote in _CURLY):
+        said += (" (typographic quotes \u201c \u201d where XML needs straight ones: "
+                 "type=\"usage\", not type=\u201cusage\u201d)")
+    return said
 
 
 class _Reader:

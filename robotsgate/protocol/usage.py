@@ -79,9 +79,11 @@ class Source(StrEnum):
     CONTENT_USAGE = "robots-content-usage"  # a robots.txt Content-Usage rule
     CONTENT_SIGNAL = "robots-content-signal"  # a robots.txt Content-Signal line
     HEADER = "header-content-usage"  # a Content-Usage response header field
-    # W3C TDM Reservation Protocol: the tdm-reservation header field, or its META in the head.
+    # W3C TDM Reservation Protocol: the tdm-reservation header field, its META in the head, or
+    # a rule of the origin's /.well-known/tdmrep.json (robotsgate.protocol.tdmrep).
     TDM_HEADER = "header-tdm-reservation"
     TDM_META = "meta-tdm-reservation"
+    TDM_FILE = "tdmrep-json"
     # The noai and noimageai robots directives (DeviantArt's, widely copied): X-Robots-Tag, or
     # a robots META in the head.
     NOAI_HEADER = "header-x-robots-tag"
@@ -107,6 +109,8 @@ class Statement:
     line: int | None = None  # 1-based, in robots.txt; None for a header
     pattern: str | None = None  # the path as written; None: no path (every path)
     problems: tuple[str, ...] = ()  # why some or all of it could not be read
+    # TDMRep: the tdm-policy that came with a tdm-reservation (the rights holder's terms).
+    policy: str | None = None
 
     @property
     def text(self) -> str:
@@ -115,6 +119,11 @@ class Statement:
             return f"tdm-reservation: {self.preference}"
         if self.source is Source.TDM_META:
             return f'<meta name="tdm-reservation" content="{self.preference}">'
+        if self.source is Source.TDM_FILE and self.pattern is None:
+            return "/.well-known/tdmrep.json (not read: taken as tdm-reservation: 1)"
+        if self.source is Source.TDM_FILE:
+            return (f'/.well-known/tdmrep.json: {{"location": "{self.pattern}", '
+                    f'"tdm-reservation": {self.preference}}}')
         if self.source is Source.NOAI_HEADER:
             return f"X-Robots-Tag: {self.preference}"
         if self.source is Source.NOAI_META:
@@ -127,6 +136,8 @@ class Statement:
     def where(self) -> str:
         if self.source in (Source.TDM_META, Source.NOAI_META):
             return "the page's head"
+        if self.source is Source.TDM_FILE:
+            return "the origin's tdmrep.json"
         return "response header" if self.line is None else f"line {self.line}"
 
     def usage(self) -> "Usage":
@@ -247,13 +258,41 @@ def read_statement(source: Source, preference: bytes | str, *, line: int | None 
     return Statement(source, text, tuple(labels), line, pattern, problems)
 
 
-def tdm_reservation(*, header: bool) -> Statement:
-    """TDM reservation ("1", by header or META): text and data mining rights are reserved, which
-    robotsgate reads as train-ai=n and ai-input=n (training and AI input are mining; search is
-    not). "0", or any other value, states nothing."""
-    return Statement(Source.TDM_HEADER if header else Source.TDM_META, "1", (
-        Label("tdm-reservation", "train-ai", False, "1"),
-        Label("tdm-reservation", "ai-input", False, "1")))
+# TDMRep's sources, in the order it processes them: a later one supersedes an earlier one.
+TDM_ORDER = (Source.TDM_FILE, Source.TDM_HEADER, Source.TDM_META)
+
+
+def tdm_reservation(value: str | int | None, source: Source, *, policy: str | None = None,
+                    pattern: str | None = None, line: int | None = None) -> Statement | None:
+    """One TDMRep statement (W3C TDM Reservation Protocol, Final Community Group Report,
+    2024-05-10): tdm-reservation 1, "TDM rights are reserved", which robotsgate reads as
+    train-ai=n and ai-input=n (training and AI input are mining; search is not); 0, rights are
+    not reserved, which it reads as train-ai=y and ai-input=y: "0" is a statement (the rights
+    holder lets miners mine), not silence. Any other value states nothing (None). `policy`:
+    the tdm-policy that came with it (only a reservation has terms); `pattern` and `line`: the
+    tdmrep.json rule (its location, its number in the file)."""
+    written = value.strip() if isinstance(value, str) else value
+    if written not in ("0", "1", 0, 1) or isinstance(written, bool):
+        return None
+    said = str(written)
+    allowed = said == "0"
+    return Statement(source, said, (Label("tdm-reservation", "train-ai", allowed, said),
+                                    Label("tdm-reservation", "ai-input", allowed, said)),
+                     line, pattern, policy=None if allowed else policy)
+
+
+def tdm_decided(*statements: Statement | None) -> Statement | None:
+    """TDMRep's own answer from its sources, given in TDM_ORDER (the origin's tdmrep.json, the
+    response's header, the page's META; None where a source said nothing): the last one that
+    said something. TDMRep reads them one after the other, the more specific superseding the
+    less (a META "0" undoes a header's "1"); this is TDMRep's rule between its own sources,
+    not aipref's most-restrictive combination, which applies between TDMRep's answer and the
+    other signals (combine)."""
+    decided = None
+    for statement in statements:
+        if statement is not None:
+            decided = statement
+    return decided
 
 
 def no_ai(directive: str, *, header: bool) -> Statement:

@@ -311,3 +311,52 @@ def test_a_licence_server_that_refuses_the_client_refuses_the_request(
     assert refused.header("X-Robotsgate-Reason") == "license-required"
     assert "refused the licence: invalid_client" in refused.text
     assert not site.saw("/articles/1")
+
+
+# RSL's guide: a page may embed its licence, `<script type="application/rsl+xml">`.
+INLINE = """<!doctype html><html><head><title>t</title>
+<script type="application/rsl+xml">
+<rsl xmlns="https://rslstandard.org/rsl">
+  <content url="/inline/">
+    <license>
+      <prohibits type="usage">ai-all</prohibits>
+    </license>
+  </content>
+</rsl>
+</script></head><body>the inline story</body></html>"""
+
+
+def test_an_inline_licence_withholds_the_page_from_a_training_bot(
+        origin: OriginFactory, proxy: ProxyFactory) -> None:
+    site = origin(robots="User-agent: *\nAllow: /\n")
+    html = {"Content-Type": "text/html; charset=utf-8"}
+    site.route("/inline/story", body=INLINE, headers=html)
+    # The same licence with typographic quotes, as copied from prose: not XML.
+    site.route("/inline/curly", body=INLINE.replace('type="usage"', "type=\u201cusage\u201d"),
+               headers=html)
+    gate = proxy(robots_purposes=BOTS)
+
+    refused = curl(gate, site.url("/inline/story"), headers={"User-Agent": "TrainBot/1.0"})
+    assert refused.status == 403
+    assert refused.header("X-Robotsgate-Reason") == "license-prohibited"
+    assert refused.header("X-Robotsgate-License") == site.url("/inline/story")
+    assert refused.header("X-Robotsgate-Rule") == (
+        '<content url="/inline/"> #1 (line 3), <license> #1 (line 4): '
+        '<prohibits type="usage"> ai-all')
+    assert '<script type="application/rsl+xml">' in refused.text
+    assert "the inline story" not in refused.text
+    # search is no AI use: the search bot has it.
+    searched = curl(gate, site.url("/inline/story"), headers={"User-Agent": "SearchBot/1.0"})
+    assert searched.status == 200 and "the inline story" in searched.text
+
+    # Licence XML that is not well-formed fails closed, saying where and why.
+    curly = curl(gate, site.url("/inline/curly"), headers={"User-Agent": "SearchBot/1.0"})
+    assert curly.status == 503
+    assert curly.header("X-Robotsgate-Reason") == "license-unavailable"
+    assert "line 5, column 23" in curly.text and "typographic quotes" in curly.text
+
+    records = [r for r in gate.audit() if r["event"] == "withheld"]
+    assert [(r["reason"], r["origin_status"]) for r in records] == \
+        [("license-prohibited", 200), ("license-unavailable", 200)]
+    assert records[0]["license"] == site.url("/inline/story")
+    assert records[0]["license_sha256"] and records[0]["line"] is None

@@ -372,3 +372,101 @@ def test_html_report_fills_a_wide_window_and_fits_a_narrow_one(tmp_path: Path) -
     assert narrow["scroll"] <= narrow["client"]
     assert len({round(p["left"]) for p in narrow["panels"]}) == 1, narrow["panels"]
     assert all(p["inner"] <= p["right"] + 1 for p in narrow["panels"])
+
+
+SIGNALS_ROBOTS = """User-agent: *
+Disallow: /private/
+Content-Usage: /cu/ train-ai=n
+Content-Signal: /cs/ ai-train=no
+Allow: /
+
+License: {license}
+"""
+LICENSE_XML = b"""<rsl xmlns="https://rslstandard.org/rsl">
+  <content url="/lic/"><license><prohibits type="usage">ai-train</prohibits></license></content>
+</rsl>"""
+PAGE_LICENSE_XML = b"""<rsl xmlns="https://rslstandard.org/rsl">
+  <content url="/"><license><prohibits type="usage">ai-all</prohibits></license></content>
+</rsl>"""
+HTML_TYPE = {"Content-Type": "text/html; charset=utf-8"}
+
+
+def _html(head: str) -> str:
+    return f"<!doctype html><html><head><title>t</title>{head}</head><body>words</body></html>"
+
+
+# Every signal a site can give, each on a path of its own: (path, status, body, headers).
+SIGNAL_CASES: list[tuple[str, str | bytes, dict[str, str]]] = [
+    ("/plain", "plain", {}),
+    ("/private/x", "", {}),  # robots.txt Disallow
+    ("/cu/x", "", {}),  # robots.txt Content-Usage
+    ("/cs/x", "", {}),  # robots.txt Content-Signal
+    ("/lic/x", "", {}),  # robots.txt License: prohibits ai-train
+    ("/tdm-file/x", "mined", {}),  # tdmrep.json reserves
+    ("/tdm-file/said-0", "mined", {"tdm-reservation": "0"}),  # ... the header supersedes it
+    ("/h-cu", "x", {"Content-Usage": "train-ai=n"}),
+    ("/h-tdm", "x", {"tdm-reservation": "1"}),
+    ("/h-tdm-0", "x", {"tdm-reservation": "0"}),
+    ("/meta-0", _html('<meta name="tdm-reservation" content="0">'),
+     {**HTML_TYPE, "tdm-reservation": "1"}),
+    ("/meta-1", _html('<meta name="tdm-reservation" content="1">'), HTML_TYPE),
+    ("/noai-h", "x", {"X-Robots-Tag": "noai"}),
+    ("/noai-meta", _html('<meta name="robots" content="noai">'), HTML_TYPE),
+    ("/noimageai-meta", _html('<meta name="robots" content="noimageai">'), HTML_TYPE),
+    ("/link-h", "x", {"Link": '</page-license.xml>; rel="license"; '
+                              'type="application/rsl+xml"'}),
+    ("/link-el", _html('<link rel="license" type="application/rsl+xml" '
+                       'href="/page-license.xml">'), HTML_TYPE),
+    ("/inline", _html('<script type="application/rsl+xml">' + PAGE_LICENSE_XML.decode()
+                      + "</script>"), HTML_TYPE),
+    ("/curly", _html('<script type="application/rsl+xml">'
+                     + PAGE_LICENSE_XML.decode().replace('type="usage"', "type=\u201cusage\u201d")
+                     + "</script>"), HTML_TYPE),
+]
+
+
+def test_check_and_the_proxy_agree_on_every_signal(
+        origin: OriginFactory, proxy: ProxyFactory) -> None:
+    site = origin()
+    site.set_robots(SIGNALS_ROBOTS.format(license=site.url("/license.xml")))
+    site.route("/license.xml", body=LICENSE_XML, headers={"Content-Type": "application/rsl+xml"})
+    site.route("/page-license.xml", body=PAGE_LICENSE_XML,
+               headers={"Content-Type": "application/rsl+xml"})
+    site.route("/.well-known/tdmrep.json",
+               body=b'[{"location": "/tdm-file/", "tdm-reservation": 1}]',
+               headers={"Content-Type": "application/json"})
+    for path, body, headers in SIGNAL_CASES:
+        site.route(path, body=body, headers=headers)
+    gate = proxy(robots_agent="TrainBot", robots_purpose="train-ai")
+
+    answers = {}
+    for path, _, _ in SIGNAL_CASES:
+        got = httpx_call(gate, site.url(path), headers={"User-Agent": "TrainBot/1.0"})
+        done = subprocess.run(
+            [str(ROBOTSGATE), "check", site.url(path), "--agent", "TrainBot",
+             "--purpose", "train-ai", "--json"],
+            capture_output=True, text=True, timeout=60, env=clean_env())
+        facts = json.loads(done.stdout)
+        proxy_said = ("forward", None) if got.header("X-Robotsgate-Reason") is None else \
+            (got.status, got.header("X-Robotsgate-Reason"))
+        check_said = ("forward", None) if facts["proxy_answer"] == "forward" else \
+            (facts["proxy_answer"], facts["reason"])
+        assert check_said == proxy_said, (path, done.stdout)
+        assert done.returncode == (0 if proxy_said[0] == "forward" else 1), path
+        assert facts["allowed"] is (proxy_said[0] == "forward"), path
+        if proxy_said[0] == "forward" and facts.get("answer") is not None:
+            assert facts["answer"]["usage"] == got.header("X-Robotsgate-Usage"), path
+        answers[path] = proxy_said
+    # What each signal makes of a training bot (the cases are not all forwarded, nor all
+    # refused: both sides were really exercised).
+    assert answers == {
+        "/plain": ("forward", None), "/private/x": (403, "disallowed"),
+        "/cu/x": (403, "usage-preference"), "/cs/x": (403, "usage-preference"),
+        "/lic/x": (403, "license-prohibited"), "/tdm-file/x": (403, "usage-preference"),
+        "/tdm-file/said-0": ("forward", None), "/h-cu": (403, "usage-preference"),
+        "/h-tdm": (403, "usage-preference"), "/h-tdm-0": ("forward", None),
+        "/meta-0": ("forward", None), "/meta-1": (403, "usage-preference"),
+        "/noai-h": (403, "usage-preference"), "/noai-meta": (403, "usage-preference"),
+        "/noimageai-meta": ("forward", None), "/link-h": (403, "license-prohibited"),
+        "/link-el": (403, "license-prohibited"), "/inline": (403, "license-prohibited"),
+        "/curly": (503, "license-unavailable")}

@@ -271,3 +271,89 @@ def test_a_page_is_not_asked_for_in_pieces_when_its_whole_decides(
     assert "range" not in site.seen[-1].headers
     curl(plain, site.url("/page.html"), headers={"Range": "bytes=0-20"})
     assert site.seen[-1].headers.get("range") == "bytes=0-20"  # nothing at stake: untouched
+
+
+def test_tdmrep_order_the_pages_meta_supersedes_the_header(
+        origin: OriginFactory, proxy: ProxyFactory) -> None:
+    # TDMRep reads its sources in order, the later superseding the earlier: a page sent with
+    # `tdm-reservation: 1` whose head says <meta name="tdm-reservation" content="0"> is not
+    # reserved, and "0" means "may mine", not "says nothing".
+    site = origin(robots="User-agent: *\nAllow: /\n")
+    site.route("/page.html", body=b'<html><head><meta name="tdm-reservation" content="0">'
+                                  b"</head><body>words</body></html>",
+               headers={**HTML, "tdm-reservation": "1"})
+    site.route("/reserved.html", body=b'<html><head><meta name="tdm-reservation" content="1">'
+                                      b"</head><body>words</body></html>",
+               headers={**HTML, "tdm-reservation": "0"})
+    miner = proxy(robots_purpose="train-ai")
+
+    page = curl(miner, site.url("/page.html"))
+    assert (page.status, "words" in page.text) == (200, True)
+    assert page.header("X-Robotsgate-Usage") == "train-ai=y, ai-input=y"
+    refused = curl(miner, site.url("/reserved.html"))
+    assert refused.status == 403
+    assert refused.header("X-Robotsgate-Rule") == '<meta name="tdm-reservation" content="1">'
+    assert [r["url"] for r in blocks(miner)] == [site.url("/reserved.html")]
+
+
+TDMREP = b"""[
+  {"location": "/", "tdm-reservation": 1, "tdm-policy": "https://provider.example/policy.json"},
+  {"location": "/open/*", "tdm-reservation": 0}
+]"""
+
+
+def test_an_origins_tdmrep_json(origin: OriginFactory, proxy: ProxyFactory) -> None:
+    site = origin(robots="User-agent: *\nAllow: /\n")
+    site.route("/.well-known/tdmrep.json", body=TDMREP,
+               headers={"Content-Type": "application/json"})
+    site.route("/article", body="article")
+    site.route("/open/article", body="open article")
+    site.route("/said-0", body="not reserved here", headers={"tdm-reservation": "0"})
+    plain = origin(robots="User-agent: *\nAllow: /\n")  # no tdmrep.json: a 404
+    plain.route("/article", body="plain")
+    miner = proxy(robots_purpose="ai-input")
+    searcher = proxy(robots_purpose="search")
+
+    refused = curl(miner, site.url("/article"))
+    assert refused.status == 403 and "article" not in refused.text
+    assert refused.header("X-Robotsgate-Reason") == "usage-preference"
+    assert refused.header("X-Robotsgate-Rule") == (
+        '/.well-known/tdmrep.json: {"location": "/", "tdm-reservation": 1}')
+    opened = curl(miner, site.url("/open/article"))
+    assert (opened.status, opened.text) == (200, "open article")
+    assert opened.header("X-Robotsgate-Usage") == "train-ai=y, ai-input=y"
+    # The answer's own header supersedes the file.
+    assert curl(miner, site.url("/said-0")).status == 200
+    for _ in range(3):
+        assert curl(miner, plain.url("/article")).status == 200
+    # A search bot is not mining: it has the page, told what it may not do with it.
+    searched = curl(searcher, site.url("/article"))
+    assert searched.status == 200
+    assert searched.header("X-Robotsgate-Usage") == "train-ai=n, ai-input=n"
+
+    # Fetched once per origin and proxy, as the proxy; the absent one too (its 404 kept).
+    assert [s.user_agent for s in site.seen if s.path == "/.well-known/tdmrep.json"] == \
+        ["robotsgate", "robotsgate"]
+    assert plain.count("/.well-known/tdmrep.json") == 1
+    [record] = blocks(miner)
+    assert record["event"] == "withheld" and record["origin_status"] == 200
+    assert record["tdm_policy"] == "https://provider.example/policy.json"
+    assert record["rule"] == refused.header("X-Robotsgate-Rule") and record["line"] is None
+    assert record["group"] is None and refused.header("X-Robotsgate-Line") is None
+
+
+def test_tdmrep_json_is_fetched_under_the_egress_policy(
+        origin: OriginFactory, proxy: ProxyFactory) -> None:
+    # The file redirects to an address bots may not reach: not fetched there; what it would
+    # reserve is unknown, so mining is refused (for robots_error_ttl), not let through.
+    site = origin(robots="User-agent: *\nAllow: /\n")
+    hidden = origin(host="127.0.0.2")
+    hidden.route("/tdmrep.json", body=b'[{"location": "/", "tdm-reservation": 0}]',
+                 headers={"Content-Type": "application/json"})
+    site.redirect("/.well-known/tdmrep.json", hidden.url("/tdmrep.json"))
+    site.route("/article", body="article")
+    miner = proxy(robots_purpose="ai-input", robots_egress_allow=f"127.0.0.1:{site.port}")
+    refused = curl(miner, site.url("/article"))
+    assert refused.status == 403
+    assert "not read" in (refused.header("X-Robotsgate-Rule") or "")
+    assert not hidden.seen

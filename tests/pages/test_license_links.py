@@ -71,3 +71,28 @@ def test_a_page_that_only_names_a_licence_is_read_at_all() -> None:
     assert signals.licenses == ("/l.xml",)
     assert can_have_signals(page('<link rel=license type=application/rsl+xml href=/l.xml>'),
                             "text/html", ())
+
+
+INLINE_XML = """
+<rsl xmlns="https://rslstandard.org/rsl">
+  <content url="/"><license><prohibits type="usage">ai-all</prohibits></license></content>
+</rsl>
+"""
+
+
+def test_a_licence_embedded_in_the_head_is_read_as_written() -> None:
+    # RSL's guide: a licence embedded in the page, `<script type="application/rsl+xml">`.
+    # Its text is raw text: the XML as written, for the XML parser.
+    xml = INLINE_XML.replace('url="/"', 'url="/a?b&amp;c"')
+    page = (f'<html><head><script type=" Application/RSL+XML ">{xml}</script>'
+            f'<script type="application/ld+json">{{}}</script></head>'
+            f'<body><script type="application/rsl+xml">in the body</script></body></html>')
+    signals = read_page(page.encode(), now=0.0)
+    assert signals.inline_licenses == (xml,)  # the head's; not the body's, nor JSON-LD
+    assert can_have_signals(page.encode(), "text/html", ())
+    # A type spelled with a character reference (an attribute's are decoded) is still one,
+    # and the byte check still sends the page to be read.
+    spelled = page.replace("RSL+XML", "RSL&#43;XML").replace(
+        '<script type="application/rsl+xml">in the body</script>', "")
+    assert can_have_signals(spelled.encode(), "text/html", ())
+    assert read_page(spelled.encode(), now=0.0).inline_licenses == (xml,)

@@ -24,9 +24,13 @@ FRAGMENTS = [
     '<meta name="foo&lowbar;bot" content="noindex">', '<meta name="foo&UnderBar;bot" content=none>',
     '<meta name="&#114;obots" content="noindex">', '<meta name="&#x52;OBOTS" content="noarchive">',
     '<meta name="tdm-reservation" content="1">', '<meta name="tdm-policy" content="https://x/p">',
+    '<meta name="tdm-reservation" content="0">',
     '<meta name="robots" content="noai">',
     '<link rel="license" type="application/rsl+xml" href="/l.xml">',
     '<link rel=license type="application/rsl&plus;xml" href=/l2.xml>',
+    '<script type="application/rsl+xml"><rsl xmlns="https://rslstandard.org/rsl"/></script>',
+    "<script type=application/rsl&plus;xml>", '<script type="application/rsl&#43;xml">',
+    '<script src="/app.js"></script>', "<script ",
     '<meta title="a>b" name="foobot" content="noindex">',
     "<meta title='a>b' name=foobot content=none>",
     "<meta a\"b='c\">",
@@ -47,8 +51,9 @@ def quiet(body: bytes, content_type: str, agents: tuple[str, ...]) -> bool:
     signals = read_page(body, now=NOW, content_type=content_type, agents=agents)
     return (signals.noindex, signals.nofollow, signals.noarchive, signals.nosnippet,
             signals.unavailable_after, signals.x_robots_tag, signals.sections,
-            signals.tdm_reserved, signals.tdm_policy, signals.no_ai, signals.licenses) == \
-        (False, False, False, False, None, "all", (), False, None, (), ())
+            signals.tdm_reservation, signals.tdm_policy, signals.no_ai, signals.licenses,
+            signals.inline_licenses) == \
+        (False, False, False, False, None, "all", (), None, None, (), (), ())
 
 
 @settings(max_examples=3000, deadline=None)

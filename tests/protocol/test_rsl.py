@@ -740,3 +740,20 @@ def test_a_prohibition_anywhere_that_applies_decides(
                           if index in applying)
         assert (finding.answer is X) is banned_here
 
+
+
+def test_not_well_formed_xml_is_said_with_its_line_and_column() -> None:
+    # A licence copied from prose, its attribute in typographic quotes: XML 1.0 §2.3 (AttValue)
+    # quotes an attribute's value with '"' or "'" only. Said where (line and column from 1) and
+    # why.
+    body = ('<rsl xmlns="https://rslstandard.org/rsl">\n  <content url="/">\n    <license>'
+            '\n      <prohibits type=\u201cusage\u201d>ai-train</prohibits>\n    </license>'
+            '\n  </content>\n</rsl>\n').encode()
+    document = read_rsl(body, LICENSE_URL)
+    assert document.unreadable and not document.contents
+    [problem] = document.problems
+    assert problem.startswith("not XML: not well-formed (invalid token) at line 4, column 23")
+    assert "typographic quotes" in problem
+    # Other XML that is not well-formed: the place, and no word of quotes.
+    [problem] = read_rsl(b"<rsl>\n<content url='/'>\n</rsl>", LICENSE_URL).problems
+    assert "at line 3, column 3" in problem and "typographic" not in problem

@@ -16,6 +16,7 @@ from robotsgate.retrieval import Retrieval, RobotsFetcher
 from robotsgate.rules_cache import RulesCache
 from robotsgate.state.pacing import Pacer, Pacing
 from robotsgate.state.store import MemoryStore, Store
+from robotsgate.tdmrep import TdmRepFiles
 
 from .clock import FakeClock
 from .origins import Origins
@@ -36,6 +37,7 @@ class Wired:
     rules: RulesCache
     pacer: Pacing
     licensing: Licensing | None = None
+    tdmrep: TdmRepFiles | None = None
 
 
 def wire_gate(fetcher: RobotsFetcher, clock: Callable[[], float], *,
@@ -44,11 +46,12 @@ def wire_gate(fetcher: RobotsFetcher, clock: Callable[[], float], *,
               archive: RobotsArchive | None = None, semantics: str = "rfc9309",
               case_sensitive: bool = True, rules_size: int = 10_000, store_size: int = 100,
               cache_ttl: int = 86_400, error_ttl: int = 60, max_wait: float = 60.0,
-              config: GateConfig | None = None, licenses: bool = False) -> Wired:
+              config: GateConfig | None = None, licenses: bool = False,
+              tdmrep: bool = False) -> Wired:
     """Bottom-up, as the proxy does it. A `store` given is used with the `rules` it was built
     with; otherwise a MemoryStore of `store_size` origins keeps bodies and gets its rules back
     through the rules cache. `licenses`: RSL licences read (robots_licenses=enforce), through
-    the same fetcher."""
+    the same fetcher; `tdmrep`: TDMRep's /.well-known/tdmrep.json read, by it too."""
     # "is None", not "or": an empty store or cache is falsy (it has a length).
     if rules is None:
         rules = RulesCache(rules_size, semantics=semantics, case_sensitive=case_sensitive)
@@ -65,9 +68,13 @@ def wire_gate(fetcher: RobotsFetcher, clock: Callable[[], float], *,
         assert isinstance(fetcher, Fetcher), "licences are fetched by the proxy's fetcher"
         licensing = Licensing(fetcher, clock, cache_ttl=cache_ttl, error_ttl=error_ttl,
                               archive=archive)
+    files = None
+    if tdmrep:
+        assert isinstance(fetcher, Fetcher), "tdmrep.json is fetched by the proxy's fetcher"
+        files = TdmRepFiles(fetcher, clock, cache_ttl=cache_ttl, error_ttl=error_ttl)
     gate = Gate(config or GateConfig(), store, retrieval, clock, pacer, metrics=metrics,
-                licensing=licensing)
-    return Wired(gate, retrieval, store, rules, pacer, licensing)
+                licensing=licensing, tdmrep=files)
+    return Wired(gate, retrieval, store, rules, pacer, licensing, files)
 
 
 def make_gate(origins: Origins, clock: FakeClock | None = None, **options: Any) -> Gate:
