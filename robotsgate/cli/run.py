@@ -20,6 +20,7 @@ from typing import IO, Any
 from robotsgate.cli.common import Commands
 from robotsgate.protocol import is_product_token
 from robotsgate.sealing import summary
+from robotsgate.sealing.capture import CaptureError, CaptureNet
 from robotsgate.sealing.environment import ProxyAddress, child_environment
 from robotsgate.sealing.namespace import Refusal, Seal
 from robotsgate.sealing.relay import Relay
@@ -30,7 +31,7 @@ from robotsgate.sealing.relay import Relay
 RUN_ERROR, NOT_EXECUTABLE, NOT_FOUND = 125, 126, 127
 
 RUN_HELP = """\
-usage: robotsgate run [--agent TOKEN] [--sealed] [serve options] -- CMD [ARGS...]
+usage: robotsgate run [--agent TOKEN] [--sealed | --capture] [serve options] -- CMD [ARGS...]
        robotsgate run --proxy URL [--ca FILE] [--agent TOKEN] [--sealed] -- CMD [ARGS...]
 
 Run one bot behind the gate: start a proxy (robotsgate serve, on a free port of 127.0.0.1) or
@@ -59,6 +60,11 @@ options:
                   loopback only, the proxy on its 127.0.0.1; anything else is "network
                   unreachable". Made through a user namespace, so no privilege is needed where
                   the kernel allows them; where it refuses, nothing is run (status 125).
+  --capture       (root) sealed, and everything CMD sends reaches the proxy all the same
+                  (mitmproxy's TUN mode): a bot that ignores every proxy setting is gated, not
+                  cut off. Its requests are decided for the host their Host (or TLS server
+                  name) names, which must be at the address it connected to; DNS is answered
+                  by the proxy's resolver; QUIC and any other UDP are refused; all audited.
   -h, --help      this help
 
 Any other option before -- goes to the proxy's command line (robotsgate serve, mitmdump's
@@ -71,7 +77,7 @@ be sealed), 126 when CMD cannot be executed, 127 when it is not found.
 """
 
 _OWN_FLAGS = ("--agent", "--proxy", "--ca")  # take a value
-_OWN_SWITCHES = ("--sealed",)
+_OWN_SWITCHES = ("--sealed", "--capture")
 _FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1,
               signal.SIGUSR2)
 _LISTENING = re.compile(r"HTTP\(S\) proxy listening at \[?([^\]\s]+?)\]?:(\d+)\.?\s*$")
@@ -95,6 +101,7 @@ class RunOptions:
     ca: Path | None = None
     sealed: bool = False
     serve_args: tuple[str, ...] = ()
+    capture: bool = False  # sealed, its traffic brought to the proxy (TUN mode)
 
     @classmethod
     def parse(cls, argv: Sequence[str]) -> "RunOptions":
@@ -148,7 +155,12 @@ class RunOptions:
                                        for arg in serve_args):
             raise RunError("--agent and --set robots_agent(s) both name the bot: give one")
         ca = Path(own["--ca"]).expanduser() if "--ca" in own else None
-        return cls(command, agent, proxy, ca, "--sealed" in switches, tuple(serve_args))
+        capture = "--capture" in switches
+        if capture and proxy is not None:
+            raise RunError("--capture brings the bot's traffic to the proxy the run starts: "
+                           "it takes no --proxy")
+        return cls(command, agent, proxy, ca, "--sealed" in switches or capture,
+                   tuple(serve_args), capture)
 
 
 def _setting(args: Sequence[str], name: str) -> str | None:
@@ -197,9 +209,17 @@ class _Run:
     async def main(self) -> int:
         with tempfile.TemporaryDirectory(prefix="robotsgate-run-") as scratch:
             proxy: _Proxy | None = None
+            capture: CaptureNet | None = None
             try:
+                if self.options.capture:
+                    if os.geteuid() != 0:
+                        raise RunError("--capture needs root (a TUN interface and a network "
+                                       "namespace's routes); --sealed needs no privilege")
+                    capture = CaptureNet.new()
                 if self.options.proxy is None:
-                    proxy = await self._start_proxy(Path(scratch))
+                    proxy = await self._start_proxy(Path(scratch), capture)
+                    if capture is not None:
+                        capture.make()
                     address = ProxyAddress("127.0.0.1", proxy.port)
                     ca = proxy.ca
                 else:
@@ -211,13 +231,16 @@ class _Run:
                                          f"{address.shown()}: its confdir's "
                                          f"mitmproxy-ca-cert.pem)")
                 audit_start = _size(proxy.audit_log) if proxy and proxy.audit_log else 0
-                ended = await self._run_bot(address, ca, Path(scratch))
-            except RunError as exc:
+                ended = await self._run_bot(address, ca, Path(scratch),
+                                            capture.path if capture else None)
+            except (RunError, CaptureError) as exc:
                 self.say(f"robotsgate run: {exc}")
                 return RUN_ERROR
             finally:
                 if proxy is not None:
                     await self._stop_proxy(proxy)
+                if capture is not None:
+                    capture.remove()
             if isinstance(ended, _NotRun):
                 return ended.status
             self.say(self._summary(ended, proxy, audit_start))
@@ -225,13 +248,14 @@ class _Run:
 
     # --- the proxy -----------------------------------------------------------------------------
 
-    async def _start_proxy(self, scratch: Path) -> _Proxy:
+    async def _start_proxy(self, scratch: Path, capture: CaptureNet | None) -> _Proxy:
         args = self.options.serve_args
         agent = ("--set", f"robots_agent={self.options.agent}") if self.options.agent else ()
         addon = Path(__file__).resolve().parent.parent / "run_addon.py"
         tally = scratch / "tally.json"
         command = [sys.executable, "-m", "robotsgate", "serve", "--listen-host", "127.0.0.1",
-                   "--listen-port", "0", *args, *agent, "-s", str(addon)]
+                   "--listen-port", "0", *(capture.proxy_args() if capture else ()), *args,
+                   *agent, "-s", str(addon)]
         env = dict(os.environ, ROBOTSGATE_RUN_TALLY=str(tally))
         process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                    stderr=subprocess.STDOUT, env=env, start_new_session=True,
@@ -294,10 +318,11 @@ class _Run:
 
     # --- the bot -------------------------------------------------------------------------------
 
-    async def _run_bot(self, address: ProxyAddress, ca: Path, scratch: Path) -> "int | _NotRun":
+    async def _run_bot(self, address: ProxyAddress, ca: Path, scratch: Path,
+                       netns: str | None) -> "int | _NotRun":
         """Run CMD to its end: its returncode (minus a signal), or why it never ran."""
         options = self.options
-        seal = Seal(address.port) if options.sealed else None
+        seal = Seal(address.port, netns) if options.sealed else None
         seen = address.at("127.0.0.1", seal.port) if seal is not None else address
         env = child_environment(os.environ, seen, ca, _truststore(ca, scratch))
         terminal = _terminal()

@@ -56,8 +56,11 @@ class Seal:
     """One sealed child: made before the fork, entered in the child (`enter`), and read back
     in the parent (`listener`)."""
 
-    def __init__(self, port: int) -> None:
+    def __init__(self, port: int, netns: str | None = None) -> None:
         self.port = port  # the namespace's 127.0.0.1:PORT, which the bot's proxy variables name
+        # --capture: a network namespace the run made and routed (robotsgate.sealing.capture),
+        # joined instead of a new one; the bot holds no privilege over it.
+        self.netns = netns
         self._parent, self._child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         # The maps are written from the caller's ids, read before unsharing (after it they
         # read as the overflow id until mapped).
@@ -74,13 +77,24 @@ class Seal:
         Popen then runs nothing."""
         step = "unshare(CLONE_NEWUSER | CLONE_NEWNET)"
         try:
-            os.unshare(os.CLONE_NEWUSER | os.CLONE_NEWNET)
+            if self.netns is not None:
+                step = f"joining the network namespace {self.netns}"
+                fd = os.open(self.netns, os.O_RDONLY)
+                try:
+                    os.setns(fd, os.CLONE_NEWNET)
+                finally:
+                    os.close(fd)
+                step = "unshare(CLONE_NEWUSER)"
+                os.unshare(os.CLONE_NEWUSER)
+            else:
+                os.unshare(os.CLONE_NEWUSER | os.CLONE_NEWNET)
             step = "mapping the user (/proc/self/uid_map)"
             _write("/proc/self/setgroups", "deny")
             _write("/proc/self/uid_map", f"0 {self._uid} 1")
             _write("/proc/self/gid_map", f"0 {self._gid} 1")
-            step = "bringing up the namespace's loopback"
-            _up("lo")
+            if self.netns is None:
+                step = "bringing up the namespace's loopback"
+                _up("lo")
             step = f"listening on the namespace's 127.0.0.1:{self.port}"
             listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             listener.bind(("127.0.0.1", self.port))

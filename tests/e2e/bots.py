@@ -59,6 +59,47 @@ def node_direct(url: str) -> list[str]:
             ".catch(e => { console.error(String(e.cause || e)); process.exit(1); })", url]
 
 
+RESOLVING = """\
+import random, socket, struct, sys, urllib.parse
+url = urllib.parse.urlsplit(sys.argv[1])
+servers = [line.split()[1] for line in open("/etc/resolv.conf")
+           if line.startswith("nameserver")]
+ident = random.randrange(65536)
+query = struct.pack("!HHHHHH", ident, 0x0100, 1, 0, 0, 0) + b"".join(
+    bytes([len(part)]) + part.encode() for part in url.hostname.split(".")) + b"\\0" + \
+    struct.pack("!HH", 1, 1)
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(10)
+s.sendto(query, (servers[0], 53))
+answer = s.recv(4096)
+count = struct.unpack("!H", answer[6:8])[0]
+if answer[3] & 0x0f or not count:
+    sys.exit(f"no address for {url.hostname}: rcode {answer[3] & 0x0f}")
+address = socket.inet_ntoa(answer[-4:])  # the last answer's A record
+print("resolved", address, file=sys.stderr)
+c = socket.create_connection((address, url.port), timeout=10)
+c.sendall(f"GET {url.path} HTTP/1.1\\r\\nHost: {url.netloc}\\r\\nConnection: close\\r\\n\\r\\n"
+          .encode())
+print(c.recv(4096).split()[1].decode())
+"""
+
+
+def resolving(url: str) -> list[str]:
+    """A bot that resolves the name itself, by DNS to its resolv.conf's server, and speaks
+    HTTP to the address it got."""
+    return [sys.executable, "-c", RESOLVING, url]
+
+
+def udp(address: str, port: int) -> list[str]:
+    """A datagram (to port 443: what a QUIC client sends first, as far as a firewall sees)."""
+    return [sys.executable, "-c", "import socket, sys\n"
+            "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+            "s.settimeout(3)\n"
+            "s.sendto(bytes([0xc3]) + bytes(1199), (sys.argv[1], int(sys.argv[2])))\n"
+            "try:\n    print(s.recv(100))\nexcept OSError as e:\n    sys.exit(str(e))",
+            address, str(port)]
+
+
 def _status(out: str) -> int | None:
     for line in reversed(out.strip().splitlines()):
         line = line.strip()

@@ -368,3 +368,106 @@ def test_the_run_s_own_failures_have_statuses_of_their_own(tmp_path: Path) -> No
     agent = run(work, ["--agent", "Not A Token"], ["true"])
     assert agent.returncode == 125
     assert "--agent 'Not A Token': must be a product token" in agent.stderr
+
+
+# --- capture: bots that ignore the proxy, gated all the same ----------------------------------
+
+
+def with_hosts(work: Path, names: dict[str, str]) -> list[str]:
+    """A command prefix: run in a mount namespace whose /etc/hosts also has `names` (the test's
+    sites), for the proxy's resolver (and the bots', which read it first)."""
+    hosts = work / "hosts"
+    hosts.write_text(Path("/etc/hosts").read_text() + "".join(
+        f"{address} {name}\n" for name, address in names.items()))
+    os.chmod(hosts, 0o644)
+    unshare = require_tool("unshare", package="util-linux")
+    return [unshare, "--mount", "--propagation", "private", "sh", "-c",
+            f"mount --bind '{hosts}' /etc/hosts && exec \"$@\"", "sh"]
+
+
+ELSEWHERE = "198.18.0.10"  # a benchmarking address (RFC 2544): never dialled here
+CAPTURE_ROBOTS = "User-agent: *\nDisallow: /private/\nCrawl-delay: 1\n"
+
+
+def test_captured_every_bot_is_gated_whatever_it_reads(
+        tmp_path: Path, site_ns: Namespace, test_ca: CertAuthority) -> None:
+    """--capture: bots that ignore the proxy settings reach the gate all the same (mitmproxy's
+    TUN mode): disallowed pages 403, allowed ones paced by Crawl-delay at the origin, all in the
+    audit log; DNS answered by the gate's resolver; a second name for the same address decided
+    as its own host; a name at another address refused; QUIC and other UDP refused."""
+    address = site_ns.address
+    cert, key = test_ca.issue("site-a.test", "site-b.test", address)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    context.set_alpn_protocols(["http/1.1"])
+    plain = site_ns.origin(CAPTURE_ROBOTS)
+    secure = site_ns.origin(CAPTURE_ROBOTS, tls=context)
+    try:
+        work = workdir_for(tmp_path)
+        # other.test: an address bots may reach, but not the one the bot connects to (nothing
+        # is ever sent there: the request is refused first).
+        names = {"site-a.test": address, "site-b.test": address, "other.test": ELSEWHERE}
+        a, b = f"site-a.test:{plain.port}", f"site-b.test:{plain.port}"
+        https_a = f"https://site-a.test:{secure.port}"
+        named = [
+            ("curl-direct", bots.curl_direct(f"http://{a}/open/curl")),
+            ("curl-direct-private", bots.curl_direct(f"http://{a}/private/curl")),
+            ("python-direct", bots.python_direct(plain.url("/open/python"))),  # an IP literal
+            ("python-direct-private", bots.python_direct(plain.url("/private/python"))),
+            ("node-direct", bots.node_direct(f"{https_a}/open/node")),
+            ("node-direct-private", bots.node_direct(f"{https_a}/private/node")),
+            ("resolving", bots.resolving(f"http://{b}/open/resolving")),
+            ("resolving-private", bots.resolving(f"http://{b}/private/resolving")),
+            ("other-name", ["curl", "--noproxy", "*", "-sS", "-o", "/dev/null", "-w",
+                            "%{http_code}", "-H", f"Host: other.test:{plain.port}",
+                            f"http://{a}/open/other"]),
+            ("curl-proxy", bots.curl(f"http://{a}/open/proxied")),
+            # A name whose address bots may not reach (loopback): no answer but REFUSED.
+            ("resolving-refused", bots.resolving(f"http://localhost:{plain.port}/")),
+            ("quic", bots.udp(address, 443)),
+            ("udp", bots.udp(address, 9999)),
+        ]
+        ran = run(work, ["--agent", "CaptureBot", "--capture",
+                         *own_proxy(work, site_ns, test_ca),
+                         "--set", f"robots_egress_allow={ELSEWHERE}"],
+                  bots_command(named), wrap=with_hosts(work, names))
+    finally:
+        plain.stop()
+        secure.stop()
+
+    assert ran.returncode == 0, ran.stderr
+    for name in ("curl", "python", "node", "resolving"):
+        assert ran.status(f"{name}-direct" if name != "resolving" else name) == 200, ran
+        assert ran.status(f"{name}-direct-private" if name != "resolving"
+                          else "resolving-private") == 403, ran
+    assert ran.status("curl-proxy") == 200, ran
+    assert f"resolved {address}" in ran.bots["resolving"]["err"]
+    # Another name at another address: the connection does not bear the Host header out.
+    assert ran.status("other-name") == 400, ran
+    assert ran.status("quic") is None and ran.status("udp") is None
+    assert "no address for localhost: rcode 5" in ran.bots["resolving-refused"]["err"], ran
+    seen = [*plain.seen, *secure.seen]
+    assert not [s for s in seen if s.path.startswith("/private/") or s.path == "/open/other"]
+    # robots.txt fetched once per host it was decided for, by its name (or address).
+    assert sorted(s.host for s in seen if s.path == "/robots.txt") == sorted(
+        [a, b, f"site-a.test:{secure.port}", f"{address}:{plain.port}"])
+    # Allowed requests to one host spaced by its Crawl-delay at the origin, captured or not.
+    arrivals = sorted(s.arrived for s in plain.seen
+                      if s.path in ("/open/curl", "/open/proxied") and s.host == a)
+    assert len(arrivals) == 2 and arrivals[1] - arrivals[0] >= 1.0
+    records = audit(work)
+    blocked = {r["url"] for r in records if r["event"] == "block"}
+    assert {f"http://{a}/private/curl", f"http://{address}:{plain.port}/private/python",
+            f"{https_a}/private/node", f"http://{b}/private/resolving"} <= blocked
+    [mismatch] = [r for r in records if r["reason"] == "host-mismatch"]
+    assert mismatch["error"] == f"other.test is at {ELSEWHERE}; the bot connected to " \
+                               f"{address}"
+    queries = [(r["url"], r["address"], r["method"]) for r in records if r["event"] == "dns"]
+    assert queries == [("dns://site-b.test/A", address, "DNS")] * 2  # the resolving bot's two
+    [refused] = [r for r in records if r["url"] == "dns://localhost/A"]
+    assert (refused["event"], refused["reason"]) == ("block", "destination")
+    assert "a loopback address" in refused["error"]
+    assert {r["url"] for r in records if r["reason"] == "protocol"} == {
+        f"quic://{address}:443", f"udp://{address}:9999"}
+    assert {r["agent"] for r in records} == {"CaptureBot"}
+    assert "connections refused whole: 2 (quic 1, udp 1)" in ran.stderr
