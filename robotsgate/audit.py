@@ -36,8 +36,9 @@ from robotsgate.signing import SigningKey
 #   signature left in place, or a request sent again, signed, because the origin asked;
 # license: a request sent again with a new licence, because the origin refused the one it had;
 # payment: a request sent again with crawler-exact-price, paying an origin's 402.
+# dns: a captured bot's DNS query, answered by the proxy's resolver (robotsgate run --capture).
 Event = Literal["block", "would-block", "withheld", "delay", "tunnel", "cut", "signature",
-                "license", "payment"]
+                "license", "payment", "dns"]
 
 
 def _doc(text: str, default: Any = MISSING) -> Any:
@@ -57,7 +58,8 @@ class AuditRecord:
         "a protocol it cannot read); signature for a request forwarded with the bot's own Web "
         "Bot Auth signature, or sent again signed because the origin asked; license for a request "
         "sent again with a new licence because the origin refused the one it carried; payment "
-        "for a request sent again to pay an origin's 402 price")
+        "for a request sent again to pay an origin's 402 price; dns for a captured bot's DNS "
+        "query the proxy's resolver answered (robotsgate run --capture)")
     reason: Reason = _doc("why (see Reasons)")
     status: int | None = _doc(
         "what the proxy answered (or would have); null when it forwarded")
@@ -130,6 +132,8 @@ class AuditRecord:
     signature: str | None = _doc("for a signature event: the Signature-Input the request left "
                                  "with (the bot's own, or the proxy's on the request sent "
                                  "again)", None)
+    address: str | None = _doc("for a dns event: the address the proxy's resolver answered "
+                               "with (the one it dials for that name)", None)
     proxy: str | None = _doc("the id of the proxy that wrote it (its chain: several proxies "
                              "may write one file)", None)
     seq: int | None = _doc("its number in that proxy's chain: 1, 2, 3, ...", None)

@@ -52,6 +52,7 @@ class Reason(StrEnum):
     FRAMING = "framing"
     UPGRADE = "upgrade"
     PROTOCOL = "protocol"  # a connection that carries nothing robotsgate can decide
+    RESOLVED = "resolved"  # a captured bot's DNS query, answered by the proxy's resolver
     AUDIT_UNAVAILABLE = "audit-unavailable"
     REDIS_UNAVAILABLE = "redis-unavailable"
     INTERNAL_ERROR = "internal-error"
@@ -273,6 +274,10 @@ FORWARDED: Final[dict[Reason, str]] = {
     Reason.PROTOCOL: "a connection that carries nothing robotsgate can decide (DNS, UDP, raw "
                      "QUIC, raw TCP outside a tunnel), closed at once; method is TCP, UDP, DNS "
                      "or QUIC",
+    Reason.RESOLVED: "a captured bot's DNS query (robotsgate run --capture), answered by the "
+                     "proxy's resolver with the address it dials for the name (the record's "
+                     "address; event dns), or NXDOMAIN when the name does not resolve (its "
+                     "error)",
 }
 
 

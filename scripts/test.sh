@@ -8,7 +8,9 @@
 # - Debian packages, only those missing, with one apt-get call it announces first: curl, wget,
 #   nodejs, golang-go, chromium and libnss3-tools (the client recipes), npm (the tests install
 #   Cloudflare's web-bot-auth verifier with npm ci), redis-server (the fleet tests start private
-#   servers), systemd (systemd-analyze), logrotate and haproxy (deploy/);
+#   servers), systemd (systemd-analyze), logrotate and haproxy (deploy/), iproute2 (ip netns:
+#   the origins of the sealing tests), util-linux's unshare and setpriv and passwd's useradd
+#   (sealing as an ordinary user), a Java runtime (a bot of robotsgate run's tests);
 # - a Redis on 127.0.0.1:6379 when none answers there, stopped again when the tests end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,6 +34,11 @@ need redis-server redis-server
 need systemd-analyze systemd
 need logrotate logrotate
 need haproxy haproxy
+need ip iproute2
+need unshare util-linux
+need setpriv util-linux
+need useradd passwd
+need java default-jre-headless
 if [ -n "$missing" ]; then
     echo "scripts/test.sh: installing the Debian packages the tests drive:$missing" >&2
     apt-get update -qq && apt-get install -y -qq $missing >/dev/null

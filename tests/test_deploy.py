@@ -672,3 +672,30 @@ def test_a_worker_passes_systemd_analyze_verify(tmp_path: Path) -> None:
                               capture_output=True, text=True, timeout=60)
     [overall] = re.findall(r"Overall exposure level for \S+: (\d+\.\d+)", security.stdout)
     assert float(overall) <= MAX_EXPOSURE
+
+
+# -- a sealed bot's unit ---------------------------------------------------------------------
+
+SEALED_BOT = DEPLOY / "sealed-bot.service"
+
+
+def test_the_sealed_bot_unit_passes_systemd_analyze_verify(tmp_path: Path) -> None:
+    tool = require_tool("systemd-analyze", package="systemd")
+    checked = tmp_path / SEALED_BOT.name
+    # verify wants ExecStart's program to exist: true stands in for the bot.
+    checked.write_text(SEALED_BOT.read_text().replace("ExecStart=/opt/mybot/bin/mybot",
+                                                      "ExecStart=/bin/true", 1))
+    result = subprocess.run([tool, "verify", str(checked)], capture_output=True, text=True,
+                            timeout=60)
+    assert (result.returncode, result.stdout + result.stderr) == (0, "")
+
+
+def test_the_sealed_bot_unit_denies_every_address_but_the_gate_s() -> None:
+    unit = read_unit(SEALED_BOT.read_text())
+    assert unit.values("IPAddressDeny") == ["any"]
+    assert unit.values("IPAddressAllow") == ["127.0.0.1"]  # robotsgate.service's address
+    proxies = " ".join(unit.values("Environment"))
+    assert "HTTPS_PROXY=http://127.0.0.1:8080" in proxies and "NO_PROXY" not in proxies
+    assert unit.value("UnsetEnvironment") == "NO_PROXY no_proxy"
+    assert unit.value("RestrictAddressFamilies").split() == ["AF_INET", "AF_INET6", "AF_UNIX"]
+    assert unit.value("CapabilityBoundingSet") == ""

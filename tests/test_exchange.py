@@ -12,7 +12,7 @@ from support.gate import wire_gate
 from support.origins import Origins, ok
 
 from robotsgate.egress import EgressPolicy, Refused, Socket
-from robotsgate.exchange import Answer, Exchange, Facts, Forward, Plan, Rules
+from robotsgate.exchange import Answer, Exchange, Facts, Forward, Plan, Rules, names
 from robotsgate.identity import AgentMap
 from robotsgate.pages import PageConfig, Pages
 from robotsgate.purposes import PurposeMap
@@ -272,3 +272,56 @@ async def test_a_folded_line_is_unfolded_and_nothing_else_is(clock):
     folded = ((b"Host", b"example.com"), (b"X-Long", b"one\r\n two"))
     plan = await exchange(clock).decide(facts(headers=folded))
     assert isinstance(plan, Forward) and plan.unfold
+
+
+# -- captured requests (robotsgate run --capture) ------------------------------------------------
+
+
+def captured(path: bytes = b"/page", *, address: str = "93.184.215.14", port: int = 80,
+             host: bytes | None = b"example.com", **more: object) -> Facts:
+    """A request a captured bot sent to `address`, naming `host` (no Host at all: None), as
+    the mitmproxy layer reads it."""
+    headers = ((b"Host", host),) if host is not None else ()
+    return names.captured(facts(path, host=address, port=port,
+                                headers=(*headers, (b"User-Agent", b"Bot/1")), **more))
+
+
+async def test_a_captured_request_is_decided_for_the_host_it_names_at_its_address(clock):
+    origins = Origins({"example.com": ok(ROBOTS)})
+    plan = await exchange(clock, origins).decide(captured())
+    assert isinstance(plan, Forward)
+    assert (plan.origin.host, plan.address) == ("example.com", "93.184.215.14")
+    refused(await exchange(clock, origins).decide(captured(b"/private/x")), "disallowed", 403)
+
+
+async def test_a_captured_request_naming_a_host_at_another_address_is_refused(clock):
+    origins = Origins({"example.com": ok(ROBOTS), "local.example": ok(ROBOTS)})
+    ex = exchange(clock, origins, allow=("127.0.0.1",))
+    answer = refused(await ex.decide(captured(address="127.0.0.1")), "host-mismatch", 400)
+    assert answer.records[-1].error == ("example.com is at 93.184.215.14; the bot connected "
+                                        "to 127.0.0.1")
+    # And a name that does not resolve is at no address the bot could have connected to.
+    answer = refused(await ex.decide(captured(host=b"nowhere.example")), "host-mismatch", 400)
+    assert answer.records[-1].error == ("nowhere.example is at no address; the bot connected "
+                                        "to 93.184.215.14")
+    assert origins.fetches == 0
+
+
+async def test_a_captured_request_s_server_name_and_port_are_held_to_it_too(clock):
+    ex = exchange(clock)
+    refused(await ex.decide(captured(scheme="https", port=443, server_name="b.example")),
+            "server-name", 421)
+    # Host names a port other than the one connected to.
+    refused(await ex.decide(captured(host=b"example.com:8080")), "host-mismatch", 400)
+    # No Host: the server name names it.
+    plan = await ex.decide(captured(scheme="https", port=443, host=None,
+                                    server_name="example.com"))
+    assert isinstance(plan, Forward) and plan.origin.host == "example.com"
+
+
+async def test_a_captured_request_naming_no_host_is_decided_for_its_address(clock):
+    origins = Origins({"93.184.215.14": ok(ROBOTS)})
+    plan = await exchange(clock, origins).decide(captured(host=None))
+    assert isinstance(plan, Forward) and plan.origin.host == "93.184.215.14"
+    plan = await exchange(clock, origins).decide(captured(host=b"93.184.215.14"))
+    assert isinstance(plan, Forward) and plan.origin.host == "93.184.215.14"

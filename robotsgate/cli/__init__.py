@@ -1,7 +1,8 @@
-"""`robotsgate serve | check | lint | report | show | keygen | directory | verify`: the operator's
-commands.
+"""`robotsgate serve | run | check | lint | report | show | keygen | directory | verify`: the
+operator's commands.
 
 - serve: start the proxy (mitmdump with robotsgate's addons)
+- run: one bot behind the gate (a proxy of its own, or a running one; --sealed: no other way out)
 - check: would this URL be allowed for this bot, and why?
 - lint: is this robots.txt well written?
 - report: what were our bots blocked from, and on what grounds?
@@ -9,7 +10,8 @@ commands.
 - keygen, directory, verify: the proxy's signing key; its key directory for sites (Web Bot
   Auth); the check that an audit log is the proxy's own
 
-Exit status: 0 allowed / clean / done, 1 disallowed / findings, 2 error (including bad usage).
+Exit status: 0 allowed / clean / done, 1 disallowed / findings, 2 error (including bad usage);
+run exits with its bot's status (its own failures: 125, 126, 127).
 """
 
 import argparse
@@ -17,10 +19,10 @@ import sys
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 
-from robotsgate.cli import check, evidence, lint, report, serve, show
+from robotsgate.cli import check, evidence, lint, report, run, serve, show
 from robotsgate.cli.common import ERROR, CliError
 
-_COMMANDS = ("serve", "check", "lint", "report", "show", "keygen", "directory", "verify")
+_COMMANDS = ("serve", "run", "check", "lint", "report", "show", "keygen", "directory", "verify")
 
 
 def _version() -> str:
@@ -38,7 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
                "says more of one.")
     parser.add_argument("--version", action="version", version=f"robotsgate {_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for command in (serve, check, lint, report, show):  # in the order --help lists them
+    for command in (serve, run, check, lint, report, show):  # in the order --help lists them
         command.add_parser(commands)
     evidence.add_parsers(commands)
     commands.add_parser("help", help="this help, or a command's: robotsgate help COMMAND",
@@ -51,6 +53,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv[:1] == ["serve"]:
         # Everything after "serve" is mitmdump's: argparse would take its options for ours.
         return serve.serve(argv[1:])
+    if argv[:1] == ["run"]:
+        # Everything after "--" is the bot's, and options before it may be serve's.
+        return run.run(argv[1:])
     parser = build_parser()
     if not argv:  # a usage mistake: say what there is, on the error stream
         parser.print_help(sys.stderr)
@@ -58,6 +63,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv[0] == "help":
         if argv[1:] == ["serve"]:
             return serve.serve(["--help"])
+        if argv[1:] == ["run"]:
+            return run.run(["--help"])
         if len(argv) > 2 or (argv[1:] and argv[1] not in _COMMANDS):
             parser.error(f"help takes one of {', '.join(_COMMANDS)}")
         argv = [*argv[1:], "--help"] if argv[1:] else ["--help"]

@@ -9,7 +9,10 @@ request is refused. What leaves then names that origin once more, in its one can
 spelling: Host / :authority and the upstream server name are written by the proxy.
 """
 
+from dataclasses import replace
+
 from robotsgate import outcomes
+from robotsgate.egress import address_of
 from robotsgate.exchange.request import Facts, Refusal, Seen
 from robotsgate.origin import Origin, same_authority
 from robotsgate.outcomes import Reason
@@ -33,3 +36,38 @@ def destination(facts: Facts, origin: Origin, seen: Seen) -> Refusal | None:
         return Refusal(Reason.SERVER_NAME, outcomes.text(
             Reason.SERVER_NAME, claimed=facts.server_name, host=origin.host))
     return None
+
+
+def captured(facts: Facts) -> Facts:
+    """A captured request's facts (`host` the address the bot connected to), as if it had come
+    through a tunnel to the host it names.
+
+    A bot that knows nothing of the proxy connects to an address and names its host in Host
+    (or :authority), and in its TLS server name. That name is what robots.txt is fetched and
+    the request decided for, at the port the bot connected to; `connected_to` then holds it to
+    the address. No name at all: the address is the host (an IP-literal target)."""
+    seen = Seen.of(facts.fields, set())
+    authority = facts.authority.decode("ascii", "surrogateescape") if facts.authority else ""
+    named = _host_of(seen.host or authority) or facts.server_name
+    return replace(facts, host=named or facts.host, connected=facts.host)
+
+
+def connected_to(facts: Facts, origin: Origin, dial: str | None) -> Refusal | None:
+    """A captured request's origin must be at the address the bot connected to: the address
+    the proxy would dial for it (the one its resolver answered the bot's DNS query with). A
+    name at another address, or at none, is a claim the connection does not bear out."""
+    connected = facts.connected
+    if connected is None:
+        return None
+    if dial is not None and address_of(dial) == address_of(connected):
+        return None
+    return Refusal(Reason.HOST_MISMATCH, outcomes.text(
+        Reason.HOST_MISMATCH, claimed=origin.authority, host=connected, port=facts.port))
+
+
+def _host_of(authority: str) -> str:
+    """The host of a `host[:port]` (IPv6 in brackets)."""
+    authority = authority.strip()
+    if authority.startswith("["):
+        return authority[1:].partition("]")[0]
+    return authority.rpartition(":")[0] if authority.count(":") == 1 else authority

@@ -19,7 +19,7 @@ from robotsgate import outcomes
 from robotsgate.audit import Event
 from robotsgate.egress import Refused
 from robotsgate.escape import escaped
-from robotsgate.exchange.names import destination
+from robotsgate.exchange.names import connected_to, destination
 from robotsgate.exchange.plan import Answer, Forward, Plan, Record, Who
 from robotsgate.exchange.request import Facts, Refusal, Seen, h2c_offered, malformed, unwritable
 from robotsgate.gate import Gate, Request, Verdict
@@ -102,6 +102,12 @@ class Exchange:
             return _refused(Refusal(Reason.DESTINATION, outcomes.text(
                 Reason.DESTINATION, where=dial.where, why=dial.why)), who, records,
                 error=dial.describe())
+        if facts.connected is not None:  # captured: the name must be where the bot went
+            refusal = connected_to(facts, origin, dial)
+            if refusal is not None:
+                return _refused(refusal, who, records, error=f"{origin.host} is at "
+                                f"{dial or 'no address'}; the bot connected to "
+                                f"{facts.connected}")
         refusal = self._unidentified(who)
         if refusal is not None:
             return _refused(refusal, who, records,

@@ -40,6 +40,10 @@ class Facts:
     server_name: str | None = None  # the TLS server name the client sent, inside a tunnel
     client: str | None = None  # the client's address
     user: str | None = None  # the proxy-auth user name
+    # Captured (robotsgate run --capture): the address the bot itself connected to, `host`;
+    # the request is then decided for the host its Host (or server name) names, which must be
+    # at that address (robotsgate.exchange.names.connected_to).
+    connected: str | None = None
 
     @property
     def path(self) -> str:

@@ -7,6 +7,7 @@ flow.metadata (robotsgate.mitm.keys) and sharing the configuration that `Runtime
 - `Runtime`     options -> Settings -> a frozen Live (robotsgate.assemble), pinned per flow;
                 audit log, metrics server, start-up errors, lifecycle
 - `Egress`      every origin connection dialled at the address decided, with the decided name
+- `Capture`     a captured bot's UDP (robotsgate run --capture): DNS answered, the rest refused
 - `Tunnels`     CONNECT (ignore_hosts), the layer chosen for each connection, 101 cut
 - `Decide`      every request, at its headers: the exchange policy's plan, applied
 - `Pay`         HTTP 402: a price paid within the budgets (the request sent again), x402 refused
@@ -28,6 +29,7 @@ from mitmproxy.hooks import all_hooks
 from mitmproxy.proxy import layers, server_hooks  # noqa: F401  (they declare their hooks)
 
 from robotsgate.assemble import Clocks
+from robotsgate.mitm.capture import Capture
 from robotsgate.mitm.decide import Decide
 from robotsgate.mitm.egress import Egress
 from robotsgate.mitm.licenses import LicenseCheck
@@ -59,7 +61,8 @@ class RobotsGate:
         # Injectable so that it can be driven without a network (transport: where robots.txt
         # files are fetched from; lookup: how names resolve) or real time.
         self.runtime = Runtime(clocks or Clocks(), transport, lookup)
-        self.parts = (self.runtime, Egress(self.runtime), Tunnels(self.runtime),
+        self.parts = (self.runtime, Egress(self.runtime), Capture(self.runtime),
+                      Tunnels(self.runtime),
                       Decide(self.runtime), Pay(self.runtime), Turns(self.runtime),
                       Sign(self.runtime),
                       Pushback(self.runtime),

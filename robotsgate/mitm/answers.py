@@ -168,6 +168,20 @@ class Recorder:
             robots_sha256=None, group=None, rule=None, line=None, delay_ms=0,
             mode=self._mode, agent_source=identity.source))
 
+    def query(self, agents: AgentMap, agent_option: str | None, client: Any, event: Event,
+              url: str, reason: Reason, *, error: str | None = None,
+              answered: str | None = None) -> None:
+        """The record of a captured bot's DNS query (robotsgate.mitm.capture)."""
+        identity = agents.resolve(user=None, address=client[0] if client else None,
+                                  agent_option=agent_option)
+        self.metrics.recorded(event, reason)
+        self._write(AuditRecord(
+            ts=timestamp(self._clock()), event=event, reason=reason, status=None,
+            agent=identity.token or "*", user_agent=None, client=peer(client), method="DNS",
+            url=url, robots_url=None, robots_status=None, robots_fetched_at=None,
+            robots_sha256=None, group=None, rule=None, line=None, delay_ms=0,
+            mode=self._mode, agent_source=identity.source, error=error, address=answered))
+
     def _write(self, record: AuditRecord) -> None:
         sink = self.sink
         try:

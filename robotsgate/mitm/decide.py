@@ -14,14 +14,17 @@ import secrets
 from collections.abc import Awaitable
 
 from mitmproxy import http
+from mitmproxy.proxy.mode_specs import TunMode
 
 from robotsgate import outcomes
 from robotsgate.exchange import Answer, Facts, Forward, Record
+from robotsgate.exchange.names import captured
 from robotsgate.mitm import keys
 from robotsgate.mitm.answers import AuditUnwritable, Recorder, answer, fail_closed, retry_after
 from robotsgate.mitm.headers import drop_upgrade, rebuilt, unfold
 from robotsgate.mitm.runtime import Runtime
 from robotsgate.outcomes import Reason
+from robotsgate.protocol.hosts import canonical_host
 from robotsgate.state.fleet import SharedStateUnavailable
 
 logger = logging.getLogger(__name__)
@@ -73,13 +76,17 @@ class Decide:
         runtime = self.runtime
         live = runtime.of(flow)
         recorder = live.recorder
-        plan = await live.exchange.decide(facts_of(flow))
+        facts = facts_of(flow)
+        plan = await live.exchange.decide(facts)
         who = plan.who
         private = keys.private(flow)
         private[keys.IDENTITY] = who.identity
         flow.metadata[keys.USER_AGENT] = who.user_agent
         if who.purposes:
             private[keys.PURPOSES] = who.purposes
+        if facts.connected is not None and isinstance(plan, Answer):
+            # Captured: its record names the host it was decided for, not the address.
+            flow.request.data.host = canonical_host(facts.host)
         _write(recorder, flow, plan.records)
         if isinstance(plan, Answer):
             answer(flow, plan.reason, plan.text, dict(plan.headers), plan.verdict)
@@ -131,7 +138,7 @@ def facts_of(flow: http.HTTPFlow) -> Facts:
     client = flow.client_conn
     peer = client.peername
     scheme = data.scheme.decode("utf-8", "surrogateescape")  # as Request.scheme decodes it
-    return Facts(
+    facts = Facts(
         scheme, data.host, data.port, data.method, data.path, data.authority,
         data.headers.fields, http2=data.http_version in _MULTIPLEXED,
         # The server name the client sent when it opened the TLS connection this request came
@@ -140,6 +147,11 @@ def facts_of(flow: http.HTTPFlow) -> Facts:
         server_name=(client.sni or None) if client.tls and scheme == "https" else None,
         client=peer[0] if peer else None,
         user=auth[0] if isinstance(auth, tuple) and auth else None)
+    if isinstance(client.proxy_mode, TunMode):
+        # A captured bot's (robotsgate run --capture): where it connected, and the host it
+        # named there.
+        return captured(facts)
+    return facts
 
 
 def _write(recorder: Recorder, flow: http.HTTPFlow, records: tuple[Record, ...]) -> None:

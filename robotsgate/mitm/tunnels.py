@@ -18,6 +18,7 @@ from mitmproxy import ctx, http
 from mitmproxy.proxy import commands, events, layer
 from mitmproxy.proxy.layers import DNSLayer, HttpLayer, RawQuicLayer, TCPLayer, UDPLayer, modes
 from mitmproxy.proxy.layers.http import HTTPMode
+from mitmproxy.proxy.mode_specs import TunMode
 
 from robotsgate import outcomes
 from robotsgate.audit import Event
@@ -123,6 +124,8 @@ class Tunnels:
             return
         if not isinstance(chosen, _UNDECIDABLE):
             return
+        if isinstance(chosen, DNSLayer) and isinstance(context.client.proxy_mode, TunMode):
+            return  # a captured bot's DNS: answered by robotsgate.mitm.capture
         address = context.server.address
         tunnel = len(context.layers) > 1 and isinstance(
             context.layers[0], (modes.HttpProxy, modes.HttpUpstreamProxy))
@@ -138,26 +141,8 @@ class Tunnels:
         self._refuse_connection(nextlayer, chosen)
 
     def _refuse_connection(self, nextlayer: layer.NextLayer, chosen: layer.Layer) -> None:
-        context = nextlayer.context
         kind = {TCPLayer: "tcp", UDPLayer: "udp", DNSLayer: "dns"}.get(type(chosen), "quic")
-        address = context.server.address
-        target = peer(address) if address else "unknown"
-        try:
-            live = self.runtime.live
-        except NotConfigured:
-            nextlayer.layer = _Refused(context)  # nothing to record it with: refused all the same
-            return
-        monitor = live.settings.monitor
-        event: Event = "would-block" if monitor else "block"
-        with contextlib.suppress(AuditUnwritable):  # refused either way
-            live.recorder.connection(live.agents, live.settings.agent or None,
-                                     context.client.peername, event, f"{kind}://{target}",
-                                     kind.upper())
-        if monitor:
-            return
-        logger.info("robotsgate: refused a %s connection to %s from %s: it carries nothing "
-                    "robotsgate can decide", kind, target, peer(context.client.peername))
-        nextlayer.layer = _Refused(context)
+        refuse_connection(self.runtime, nextlayer, kind)
 
     def response(self, flow: http.HTTPFlow) -> None:
         """An origin switching protocols to anything but WebSocket (an upgrade it was never
@@ -175,6 +160,30 @@ class Tunnels:
         # Not "block": the request itself was decided and did reach the origin.
         recorder.flow(flow, "cut", Reason.UPGRADE, 502, None)
         flow.kill()
+
+
+def refuse_connection(runtime: Runtime, nextlayer: layer.NextLayer, kind: str) -> None:
+    """A connection that carries nothing robotsgate can decide (`kind`: tcp, udp, dns, quic):
+    closed as it starts, and audited (in monitor mode, audited and let be)."""
+    context = nextlayer.context
+    address = context.server.address
+    target = peer(address) if address else "unknown"
+    try:
+        live = runtime.live
+    except NotConfigured:
+        nextlayer.layer = _Refused(context)  # nothing to record it with: refused all the same
+        return
+    monitor = live.settings.monitor
+    event: Event = "would-block" if monitor else "block"
+    with contextlib.suppress(AuditUnwritable):  # refused either way
+        live.recorder.connection(live.agents, live.settings.agent or None,
+                                 context.client.peername, event, f"{kind}://{target}",
+                                 kind.upper())
+    if monitor:
+        return
+    logger.info("robotsgate: refused a %s connection to %s from %s: it carries nothing "
+                "robotsgate can decide", kind, target, peer(context.client.peername))
+    nextlayer.layer = _Refused(context)
 
 
 class _Refused(layer.Layer):

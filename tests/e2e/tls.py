@@ -33,13 +33,14 @@ class CertAuthority:
         return ctx
 
     def issue(self, *names: str) -> tuple[Path, Path]:
-        """Another server certificate, for these DNS names, signed by this CA: (cert, key)."""
+        """Another server certificate, for these DNS names (or IP addresses), signed by this CA:
+        (cert, key)."""
         ca_key = serialization.load_pem_private_key(
             (self.ca_pem.parent / "test-ca-key.pem").read_bytes(), None)
         ca_cert = x509.load_pem_x509_certificate(self.ca_pem.read_bytes())
         assert isinstance(ca_key, ec.EllipticCurvePrivateKey)
         key = ec.generate_private_key(ec.SECP256R1())
-        cert = _server_cert(ca_cert, ca_key, key, [x509.DNSName(n) for n in names])
+        cert = _server_cert(ca_cert, ca_key, key, [_name(n) for n in names])
         stem = "-".join(names)
         cert_pem = self.ca_pem.parent / f"{stem}.cert.pem"
         key_pem = self.ca_pem.parent / f"{stem}.key.pem"
@@ -69,6 +70,13 @@ class CertAuthority:
 
         default.sni_callback = choose  # type: ignore[assignment]
         return default
+
+
+def _name(name: str) -> x509.GeneralName:
+    try:
+        return x509.IPAddress(ipaddress.ip_address(name))
+    except ValueError:
+        return x509.DNSName(name)
 
 
 def make_test_ca(directory: Path) -> CertAuthority:
