@@ -62,7 +62,11 @@ class CaptureNet:
         self._ip("-n", self.netns, "link", "set", "lo", "up")
         self._ip("-n", self.netns, "addr", "add", f"{BOT_ADDRESS}/32", "dev", self.tun)
         self._ip("-n", self.netns, "link", "set", self.tun, "up")
-        self._ip("-n", self.netns, "route", "add", "default", "dev", self.tun)
+        # quickack: the bot's kernel acknowledges at once on this route. mitmproxy writes a
+        # response's head and body apart, and its userspace TCP stack holds the second write
+        # until the first is acknowledged (Nagle); the kernel's delayed ACK (40 ms) then stalled
+        # every keep-alive request: 56 req/s on one connection, 504 with it (bench_run.py).
+        self._ip("-n", self.netns, "route", "add", "default", "dev", self.tun, "quickack", "1")
 
     def remove(self) -> None:
         if self.made:
