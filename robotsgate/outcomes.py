@@ -51,6 +51,7 @@ class Reason(StrEnum):
     FRAMING = "framing"
     UPGRADE = "upgrade"
     PROTOCOL = "protocol"  # a connection that carries nothing robotsgate can decide
+    CONTENT_CODING = "content-coding"  # a page that must be read, in codings not undone
     AUDIT_UNAVAILABLE = "audit-unavailable"
     REDIS_UNAVAILABLE = "redis-unavailable"
     INTERNAL_ERROR = "internal-error"
@@ -216,6 +217,14 @@ OUTCOMES: Final[dict[Reason, Outcome]] = {
         when="an Upgrade to anything but WebSocket (an h2c offer alone is dropped instead); "
              "an origin's 101 to anything but WebSocket closes the connection before the 101 "
              "reaches the client (event cut, status 502)"),
+    Reason.CONTENT_CODING: Outcome(
+        502, "The origin's page is encoded in a way robotsgate does not undo ({error}); "
+             "this proxy reads every page before it passes it on ({why}), so it was "
+             "withheld.\n",
+        when="an HTML page that must be read before the bot gets it (robots_strip, or a bot "
+             "that declared purposes) whose Content-Encoding robotsgate does not undo: more "
+             "than 4 codings stacked, one it does not know, or a body that does not decode; "
+             "the origin's answer is withheld (event withheld, the record's error says why)"),
     Reason.AUDIT_UNAVAILABLE: Outcome(
         503, "robotsgate cannot write its audit log, so it refuses every request it would have "
              "to record (a refusal, or a wait for politeness) until it can; requests that go "
