@@ -368,6 +368,21 @@ def test_loopback_is_refused_unless_allowed(
                                f"robots_egress_allow names it)")
 
 
+def test_an_allowed_address_written_in_mapped_form_means_its_ipv4_address(
+        proxy: ProxyFactory, origin: OriginFactory) -> None:
+    # ::ffff:127.0.0.1 is 127.0.0.1 (the one loopback form this machine can dial that carries
+    # an IPv4 address; NAT64, 6to4 and SIIT forms need a translator, decided in-process in
+    # tests/test_egress.py). Both the entry and the request's target are read as IPv4.
+    site = origin(robots="User-agent: *\nAllow: /\n")
+    p = proxy(robots_egress_allow=[f"[::ffff:127.0.0.1]:{site.port}"])
+    for target in (f"127.0.0.1:{site.port}", f"[::ffff:127.0.0.1]:{site.port}"):
+        answer = exchange(p.port, f"GET http://{target}/page HTTP/1.1\r\nHost: {target}\r\n"
+                                  "Connection: close\r\n\r\n".encode())
+        assert status_of(answer) == 200, answer
+    assert site.paths() == ["/robots.txt", "/page", "/page"]
+    assert blocks(p, "destination") == []
+
+
 def test_an_ipv6_zone_id_is_refused(
         proxy: ProxyFactory, origin: OriginFactory) -> None:
     site = origin()
