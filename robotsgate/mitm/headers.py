@@ -101,3 +101,19 @@ def rebuilt(fields: Sequence[tuple[bytes, bytes]], *, host: bytes | None,
         assert host is not None
         out.insert(0, (b"Host", host))
     return tuple(out)
+
+
+_FRAMING = (b"content-length", b"transfer-encoding")
+
+
+def reframed(fields: Sequence[tuple[bytes, bytes]], body: bytes
+             ) -> tuple[tuple[bytes, bytes], ...]:
+    """The header fields of a request the proxy sends again, with its body held whole: every
+    Content-Length and Transfer-Encoding of the first one gone (the bot's, as it framed its
+    body for its own connection, or one a hop added) and one Content-Length written for `body`,
+    which every version and every server reads one way. A request that declared no body
+    gets none."""
+    kept = tuple(field for field in fields if field[0].lower() not in _FRAMING)
+    if not body and len(kept) == len(fields):
+        return kept
+    return (*kept, (b"Content-Length", b"%d" % len(body)))
