@@ -50,6 +50,7 @@ class Reason(StrEnum):
     URL_TOO_LONG = "url-too-long"
     FRAMING = "framing"
     UPGRADE = "upgrade"
+    HOP_BY_HOP = "hop-by-hop"  # Connection names a field the request is decided by
     PROTOCOL = "protocol"  # a connection that carries nothing robotsgate can decide
     CONTENT_CODING = "content-coding"  # a page that must be read, in codings not undone
     AUDIT_UNAVAILABLE = "audit-unavailable"
@@ -211,6 +212,14 @@ OUTCOMES: Final[dict[Reason, Outcome]] = {
              "bytes an HTTP/1.1 request line cannot carry (a space, control character or # in "
              "the method or target, a header name that is not a token), whatever "
              "validate_inbound_headers says"),
+    Reason.HOP_BY_HOP: Outcome(
+        400, _UNDECIDABLE + "a request whose Connection header names {named}: a proxy removes "
+             "the fields Connection names (RFC 9110 §7.6.1), and this request is named, framed "
+             "or identified by those.\n", close=True,
+        when="a Connection header that names Host, Content-Length, Transfer-Encoding or "
+             "User-Agent, which the request is named, framed or identified by, whatever the "
+             "mode; any other field it names is removed before the decision, as RFC 9110 asks "
+             "of a proxy"),
     Reason.UPGRADE: Outcome(
         400, _UNDECIDABLE + "protocol upgrades other than WebSocket (asked for: {asked}).\n",
         close=True,
