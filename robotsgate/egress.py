@@ -24,10 +24,16 @@ The classes, each a fixed list of networks (IPv4-mapped IPv6 addresses are their
 - unspecified: 0.0.0.0/8, :: (connecting to them reaches this machine)
 - multicast: 224.0.0.0/4, ff00::/8
 - reserved: 240.0.0.0/4 (255.255.255.255 included)
+
+An IPv6 address that carries an IPv4 address reaches that IPv4 address wherever a translator or
+relay is on the path (a NAT64 gateway, a 6to4 relay, a SIIT translator; the next hop decides,
+not this machine): it is refused when the address itself, or any IPv4 address it carries, is
+(`carried`). An allowed entry opens the address as written only: `127.0.0.1` names this
+machine's loopback, `64:ff9b::7f00:1` the translator's.
 """
 
 import ipaddress
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final
 
@@ -54,6 +60,59 @@ CLASSES: Final[Mapping[str, tuple[Network, ...]]] = {
 # Private networks are reachable: crawling an intranet is a common use; a sandbox adds them.
 DEFAULT_DENY: Final = ("loopback", "this-host", "link-local", "unspecified", "multicast",
                        "reserved")
+
+
+# Where IPv6 addresses carry an IPv4 address (the kind, for the refusal's words).
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")  # RFC 6052 §2.1, the well-known prefix
+_NAT64_LOCAL = ipaddress.IPv6Network("64:ff9b:1::/48")  # RFC 8215, for local use
+_SIX_TO_FOUR = ipaddress.IPv6Network("2002::/16")  # RFC 3056
+_TRANSLATED = ipaddress.IPv6Network("::ffff:0:0:0/96")  # SIIT's IPv4-translated (RFC 2765)
+_COMPATIBLE = ipaddress.IPv6Network("::/96")  # IPv4-compatible (RFC 4291 §2.5.5.1, deprecated)
+_MAPPED = ipaddress.IPv6Network("::ffff:0:0/96")  # IPv4-mapped: the IPv4 address itself
+# RFC 6052 §2.2: where the IPv4 address sits after a prefix of each length (bytes of the IPv6
+# address; byte 8, bits 64-71, is always zero and never part of it), and where its suffix
+# starts. A local-use prefix is 48 bits or longer; its length is the operator's choice.
+_LAYOUTS = ((48, (6, 7, 9, 10), 11), (56, (7, 9, 10, 11), 12), (64, (9, 10, 11, 12), 13))
+
+
+def carried(ip: Address) -> tuple[tuple[ipaddress.IPv4Address, str], ...]:
+    """The IPv4 addresses an IPv6 address carries, each with how: one for NAT64's well-known
+    prefix, 6to4, SIIT and the IPv4-compatible form; for a local-use NAT64 prefix
+    (64:ff9b:1::/48), one for each prefix length it may have been written after: /96 always,
+    and /48, /56, /64 when the bits RFC 6052 keeps zero are (a prefix whose length is not known
+    is read every way it can be, and refused when any reading is)."""
+    if not isinstance(ip, ipaddress.IPv6Address):
+        return ()
+    packed = ip.packed
+    low = ipaddress.IPv4Address(packed[12:])
+    if ip in _NAT64:
+        return ((low, "NAT64, 64:ff9b::/96"),)
+    if ip in _SIX_TO_FOUR:
+        return ((ipaddress.IPv4Address(packed[2:6]), "6to4, 2002::/16"),)
+    if ip in _TRANSLATED:
+        return ((low, "SIIT, ::ffff:0:0:0/96"),)
+    if ip in _COMPATIBLE:
+        # :: and ::1 are the unspecified and loopback addresses themselves.
+        return ((low, "IPv4-compatible, ::/96"),) if int(ip) > 1 else ()
+    if ip in _NAT64_LOCAL:
+        readings = [(low, "NAT64, 64:ff9b:1::/48 read as a /96")]
+        if packed[8] == 0:
+            readings += [(ipaddress.IPv4Address(bytes(packed[i] for i in at)),
+                          f"NAT64, 64:ff9b:1::/48 read as a /{length}")
+                         for length, at, suffix in _LAYOUTS if not any(packed[suffix:])]
+        return tuple(readings)
+    return ()
+
+
+def _ipv4_meaning(network: Network) -> Network:
+    """An IPv4-mapped network (::ffff:10.0.0.0/104) as the IPv4 network it means: addresses in
+    that form are classified as the IPv4 address they are (address_of), so the IPv6 network
+    would match none of them."""
+    if isinstance(network, ipaddress.IPv6Network) and network.prefixlen >= 96 and \
+            network.subnet_of(_MAPPED):
+        return ipaddress.IPv4Network((int(network.network_address) & 0xFFFFFFFF,
+                                      network.prefixlen - 96))
+    return network
 
 
 def address_of(text: str) -> Address | None:
@@ -116,7 +175,7 @@ class EgressPolicy:
                 classes.add(name)
                 continue
             try:
-                networks.append(ipaddress.ip_network(name, strict=False))
+                networks.append(_ipv4_meaning(ipaddress.ip_network(name, strict=False)))
             except ValueError:
                 raise ValueError(f"{entry!r} is neither a class ({', '.join(CLASSES)}) nor a "
                                  f"network such as 10.0.0.0/8") from None
@@ -126,15 +185,27 @@ class EgressPolicy:
     def with_own(self, own: Iterable[Socket]) -> "EgressPolicy":
         return EgressPolicy(self.deny_classes, self.deny_networks, self.allow, tuple(own))
 
-    def refusal(self, address: str, port: int, *, local: bool) -> Refused | None:
-        """None when `address`:`port` may be dialled; else why not. `local`: the address is
-        one of this machine's own (the resolver knows)."""
+    def refusal(self, address: str, port: int, *,
+                local: bool | Callable[[str], bool]) -> Refused | None:
+        """None when `address`:`port` may be dialled; else why not. `local`: whether the
+        address is one of this machine's own (the resolver knows), or how to ask it of an
+        address (of the IPv4 addresses it carries too)."""
         ip = address_of(address)
         if ip is None:
             return Refused(address, port, "not an IP address")
         shown = str(ip)
+        inside = carried(ip)
+        if callable(local):
+            asked = local
+            local = asked(shown)
+            inside_local = [asked(str(each)) for each, _ in inside]
+        else:
+            inside_local = [False] * len(inside)
         classes = self._classes(ip, local=local)
-        if self._own(ip, port, classes):
+        everywhere = classes + [name for (each, _), each_local in
+                                zip(inside, inside_local, strict=True)
+                                for name in self._classes(each, local=each_local)]
+        if self._own(ip, port, everywhere):
             return Refused(shown, port, "the proxy's own port")
         if any(ip.version == net.version and ip in net and (only is None or only == port)
                for net, only in self.allow):
@@ -146,6 +217,21 @@ class EgressPolicy:
         for net in self.deny_networks:
             if ip.version == net.version and ip in net:
                 return Refused(shown, port, f"in {net}, refused by robots_egress_deny")
+        for (each, how), each_local in zip(inside, inside_local, strict=True):
+            refused = self._carried_refusal(each, local=each_local)
+            if refused is not None:
+                return Refused(shown, port, f"{refused}, carried by this address ({how})")
+        return None
+
+    def _carried_refusal(self, ip: ipaddress.IPv4Address, *, local: bool) -> str | None:
+        """Why an IPv4 address carried inside an IPv6 one is refused, or None."""
+        for name in self._classes(ip, local=local):
+            if name in self.deny_classes:
+                return f"{ip} is a {name} address, refused unless robots_egress_allow names " \
+                       f"the address dialled"
+        for net in self.deny_networks:
+            if net.version == 4 and ip in net:
+                return f"{ip} is in {net}, refused by robots_egress_deny"
         return None
 
     def _classes(self, ip: Address, *, local: bool) -> list[str]:
@@ -180,7 +266,7 @@ def _allow_entry(entry: str) -> tuple[Network, int | None]:
         text, _, port_text = text.partition(":")
         port = _port(entry, port_text)
     try:
-        return ipaddress.ip_network(text, strict=False), port
+        return _ipv4_meaning(ipaddress.ip_network(text, strict=False)), port
     except ValueError:
         raise ValueError(f"{entry!r} is not a network or address, with an optional port "
                          f"(10.0.0.0/8, 127.0.0.1:8000, [::1]:8000)") from None

@@ -51,8 +51,10 @@ class Reason(StrEnum):
     URL_TOO_LONG = "url-too-long"
     FRAMING = "framing"
     UPGRADE = "upgrade"
+    HOP_BY_HOP = "hop-by-hop"  # Connection names a field the request is decided by
     PROTOCOL = "protocol"  # a connection that carries nothing robotsgate can decide
     RESOLVED = "resolved"  # a captured bot's DNS query, answered by the proxy's resolver
+    CONTENT_CODING = "content-coding"  # a page that must be read, in codings not undone
     AUDIT_UNAVAILABLE = "audit-unavailable"
     REDIS_UNAVAILABLE = "redis-unavailable"
     INTERNAL_ERROR = "internal-error"
@@ -220,12 +222,28 @@ OUTCOMES: Final[dict[Reason, Outcome]] = {
              "bytes an HTTP/1.1 request line cannot carry (a space, control character or # in "
              "the method or target, a header name that is not a token), whatever "
              "validate_inbound_headers says"),
+    Reason.HOP_BY_HOP: Outcome(
+        400, _UNDECIDABLE + "a request whose Connection header names {named}: a proxy removes "
+             "the fields Connection names (RFC 9110 §7.6.1), and this request is named, framed "
+             "or identified by those.\n", close=True,
+        when="a Connection header that names Host, Content-Length, Transfer-Encoding or "
+             "User-Agent, which the request is named, framed or identified by, whatever the "
+             "mode; any other field it names is removed before the decision, as RFC 9110 asks "
+             "of a proxy"),
     Reason.UPGRADE: Outcome(
         400, _UNDECIDABLE + "protocol upgrades other than WebSocket (asked for: {asked}).\n",
         close=True,
         when="an Upgrade to anything but WebSocket (an h2c offer alone is dropped instead); "
              "an origin's 101 to anything but WebSocket closes the connection before the 101 "
              "reaches the client (event cut, status 502)"),
+    Reason.CONTENT_CODING: Outcome(
+        502, "The origin's page is encoded in a way robotsgate does not undo ({error}); "
+             "this proxy reads every page before it passes it on ({why}), so it was "
+             "withheld.\n",
+        when="an HTML page that must be read before the bot gets it (robots_strip, or a bot "
+             "that declared purposes) whose Content-Encoding robotsgate does not undo: more "
+             "than 4 codings stacked, one it does not know, or a body that does not decode; "
+             "the origin's answer is withheld (event withheld, the record's error says why)"),
     Reason.AUDIT_UNAVAILABLE: Outcome(
         503, "robotsgate cannot write its audit log, so it refuses every request it would have "
              "to record (a refusal, or a wait for politeness) until it can; requests that go "

@@ -120,7 +120,7 @@ class Resolver:
         """The first address that may be dialled, or why the first of them may not."""
         first: Refused | None = None
         for address in addresses:
-            refused = self.policy.refusal(address, port, local=self.local(address))
+            refused = self.policy.refusal(address, port, local=self.local)
             if refused is None:
                 return address
             first = first or refused

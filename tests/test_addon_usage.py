@@ -138,12 +138,13 @@ async def test_a_page_that_cannot_be_stripped_is_not_sent(addon: Driven, audit_p
     assert "could not be read" in str(record["error"])
 
 
-@pytest.mark.parametrize(("purpose", "status"), [("", 200), ("train-ai", 503)])
+@pytest.mark.parametrize(("purpose", "status"), [("", 200), ("train-ai", 502)])
 async def test_a_page_in_a_coding_the_proxy_cannot_read(addon: Driven, purpose: str,
                                                         status: int) -> None:
     # The bot chose Accept-Encoding; the origin answered in a coding robotsgate cannot undo.
     # Only annotation is at stake without purposes; with them, a TDM reservation in the page
-    # could refuse every one, so the page is not sent.
+    # could refuse every one, so the page is not sent: refused for what it is (content-coding),
+    # not as a fault of the proxy's.
     addon.configure(robots_purpose=purpose)
     f = flow("/page")
     await addon.request(f)
@@ -154,6 +155,9 @@ async def test_a_page_in_a_coding_the_proxy_cannot_read(addon: Driven, purpose: 
     addon.responseheaders(f)
     await addon.response(f)
     assert f.response.status_code == status
+    if purpose:
+        assert f.response.headers["X-Robotsgate-Reason"] == "content-coding"
+        assert b"dcz not known" in f.response.content
 
 
 async def answered(addon: Driven, path: str, user_agent: str, content_type: bytes,

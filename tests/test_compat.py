@@ -48,10 +48,14 @@ def test_the_checked_mitmproxy_line_is_the_installed_one():
 
 def test_an_http2_body_of_unknown_length_leaves_as_http1_chunked():
     compat.patch()
-    wire = downgraded(h2_request(), b"GET /secret HTTP/1.1\r\n\r\n")
+    request = h2_request()
+    wire = downgraded(request, b"GET /secret HTTP/1.1\r\n\r\n")
     head, _, body = wire.partition(b"\r\n\r\n")
     assert b"\r\ntransfer-encoding: chunked" in head.lower()
     assert body == b"18\r\nGET /secret HTTP/1.1\r\n\r\n\r\n0\r\n\r\n"
+    # The flow's request is still the HTTP/2 request decided: a copy of it (sent again, or
+    # replayed) carries no Transfer-Encoding, which HTTP/2 forbids.
+    assert "transfer-encoding" not in request.headers
 
 
 def test_an_http2_body_of_known_length_and_no_body_are_left_as_they_are():

@@ -2,8 +2,11 @@
 them (robotsgate.resolver), and how bots' and sites' text is shown (robotsgate.escape)."""
 
 import asyncio
+import ipaddress
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from support.clock import FakeClock
 
 from robotsgate.egress import DEFAULT_DENY, EgressPolicy, Socket
@@ -63,6 +66,105 @@ def test_the_proxys_own_sockets_are_never_reachable():
     assert policy.refusal("10.0.0.5", 9108, local=True) is not None  # listening everywhere
     assert policy.refusal("10.0.0.5", 9108, local=False) is None  # another machine's 9108
     assert policy.refusal("127.0.0.1", 8081, local=True) is None
+
+
+# IPv4 addresses carried inside IPv6 ones, classified by what they carry. Only decided here,
+# never dialled: outside loopback, these go to the machine's default gateway.
+@pytest.mark.parametrize(("address", "carried"), [
+    ("64:ff9b::7f00:1", "127.0.0.1 is a loopback address"),  # NAT64, RFC 6052's prefix
+    ("64:ff9b::127.0.0.1", "127.0.0.1 is a loopback"),
+    ("2002:7f00:1::", "127.0.0.1 is a loopback"),  # 6to4
+    ("2002:a9fe:a9fe::1", "169.254.169.254 is a link-local"),
+    ("::127.0.0.1", "127.0.0.1 is a loopback"),  # IPv4-compatible
+    ("::ffff:0:7f00:1", "127.0.0.1 is a loopback"),  # SIIT
+    ("64:ff9b:1::7f00:1", "127.0.0.1 is a loopback"),  # NAT64 for local use, as a /96
+    ("64:ff9b:1:0:7f:0:100:0", "127.0.0.1 is a loopback"),  # ... as a /64 (/96: 1.0.0.0)
+    ("64:ff9b::e000:1", "224.0.0.1 is a multicast"),
+])
+def test_an_ipv4_address_inside_an_ipv6_one_is_refused_as_itself(address, carried):
+    refused = DEFAULT.refusal(address, 80, local=False)
+    assert refused is not None and carried in refused.why, refused
+    assert refused.address == str(ipaddress.ip_address(address)) and "carried by" in refused.why
+
+
+@pytest.mark.parametrize("address", ["64:ff9b::10.0.0.1", "64:ff9b::a00:1", "2002:c0a8:101::",
+                                     "::10.1.2.3", "::ffff:0:192.168.0.1",
+                                     "64:ff9b:1::ac10:1", "64:ff9b:1:0:a:0:100:0"])
+def test_deny_private_refuses_private_networks_inside_ipv6_addresses(address):
+    assert DEFAULT.refusal(address, 80, local=False) is None  # private: reachable by default
+    refused = EgressPolicy.parse(["private"], ()).refusal(address, 80, local=False)
+    assert refused is not None and "is a private address" in refused.why
+
+
+@pytest.mark.parametrize("address", ["64:ff9b::93.184.215.14", "2002:5db8:d70e::1",
+                                     "64:ff9b:1::5db8:d70e", "2001:db8::7f00:1",
+                                     "::ffff:0:93.184.215.14"])
+def test_public_addresses_inside_ipv6_ones_are_reachable(address):
+    assert EgressPolicy.parse(["private"], ()).refusal(address, 80, local=False) is None
+
+
+def test_a_denied_network_is_refused_inside_ipv6_addresses_too():
+    policy = EgressPolicy.parse(["203.0.113.0/24"], ())
+    refused = policy.refusal("64:ff9b::203.0.113.7", 80, local=False)
+    assert refused is not None and "in 203.0.113.0/24, refused by robots_egress_deny" in \
+        refused.why
+    assert policy.refusal("64:ff9b::203.0.114.7", 80, local=False) is None
+
+
+def test_this_machines_own_ipv4_address_inside_an_ipv6_one_is_refused():
+    refused = DEFAULT.refusal("64:ff9b::10.0.0.5", 80, local=lambda a: a == "10.0.0.5")
+    assert refused is not None and "10.0.0.5 is a this-host address" in refused.why
+
+
+def test_allowing_an_ipv4_address_does_not_open_it_through_a_translator():
+    # 127.0.0.1:8000 is this machine's site; 64:ff9b::7f00:1 the NAT64 gateway's loopback.
+    policy = EgressPolicy.parse((), ["127.0.0.1:8000"])
+    assert policy.refusal("127.0.0.1", 8000, local=True) is None
+    assert policy.refusal("64:ff9b::7f00:1", 8000, local=False) is not None
+    # Naming the address dialled opens it.
+    assert EgressPolicy.parse((), ["64:ff9b::/96"]).refusal("64:ff9b::7f00:1", 80,
+                                                           local=False) is None
+
+
+def test_entries_in_mapped_form_mean_their_ipv4_networks():
+    policy = EgressPolicy.parse(["::ffff:10.0.0.0/104", "::FFFF:203.0.113.9"],
+                                ["[::ffff:127.0.0.1]:8000", "::ffff:7f00:2/127"])
+    assert policy.deny_networks == (ipaddress.ip_network("10.0.0.0/8"),
+                                    ipaddress.ip_network("203.0.113.9/32"))
+    for address in ("10.1.2.3", "::ffff:10.1.2.3", "203.0.113.9"):
+        assert policy.refusal(address, 80, local=False) is not None, address
+    assert policy.refusal("11.1.2.3", 80, local=False) is None
+    assert policy.refusal("127.0.0.1", 8000, local=True) is None
+    assert policy.refusal("::ffff:127.0.0.3", 80, local=True) is None
+    assert policy.refusal("127.0.0.4", 80, local=True) is not None
+    # Other IPv6 networks stay IPv6 networks, matched against the address dialled.
+    assert EgressPolicy.parse(["64:ff9b::/96"], ()).refusal("64:ff9b::93.184.215.14", 80,
+                                                            local=False) is not None
+
+
+def _embeddings(v4: ipaddress.IPv4Address) -> list[str]:
+    n = int(v4)
+    forms = [ipaddress.IPv6Address(int(ipaddress.IPv6Address("64:ff9b::")) | n),
+             ipaddress.IPv6Address((0x2002 << 112) | (n << 80)),
+             ipaddress.IPv6Address((0xFFFF << 32) << 16 | n),  # ::ffff:0:a.b.c.d
+             ipaddress.IPv6Address(int(ipaddress.IPv6Address("64:ff9b:1::")) | n),
+             # RFC 6052 §2.2's /64 layout: bits 72-103.
+             ipaddress.IPv6Address(int(ipaddress.IPv6Address("64:ff9b:1::")) | (n << 24))]
+    if n > 1:
+        forms.append(ipaddress.IPv6Address(n))  # ::a.b.c.d
+    return [str(form) for form in forms]
+
+
+@given(st.ip_addresses(v=4), st.sampled_from([(), ("private",)]))
+def test_every_carried_form_of_a_refused_ipv4_address_is_refused(v4, deny):
+    policy = EgressPolicy.parse(deny, ())
+    if policy.refusal(str(v4), 80, local=False) is None:
+        # Reachable as itself: so it is in each form whose prefix says where it sits.
+        for form in _embeddings(v4)[:3]:
+            assert policy.refusal(form, 80, local=False) is None, form
+        return
+    for form in _embeddings(v4):
+        assert policy.refusal(form, 80, local=False) is not None, form
 
 
 @pytest.mark.parametrize(("deny", "allow", "words"), [

@@ -197,6 +197,51 @@ async def test_an_h2c_offer_is_dropped_and_other_upgrades_refused(clock):
     refused(await exchange(clock).decide(facts(headers=pipe)), "upgrade", 400)
 
 
+# -- Connection (RFC 9110 §7.6.1) ---------------------------------------------------------------
+
+
+async def test_fields_connection_names_are_gone_before_the_decision(clock):
+    # A Referer named in Connection is the bot's hop's: the nofollow check never sees it.
+    pages = Pages(PageConfig(), clock, clock)
+    pages.annotate(url="http://example.com/page", method="GET", status=200, agent=None,
+                   user_agent="TestBot/1.0", content_type="text/html",
+                   x_robots_tag=["nofollow"], raw=b'<a href="/linked">x</a>')
+    headers = ((b"Host", b"example.com"), (b"User-Agent", b"TestBot/1.0"),
+               (b"Connection", b"Referer, Signature,close"), (b"Signature", b"sig1=:AAAA:"),
+               (b"Referer", b"http://example.com/page"), (b"Range", b"bytes=0-1"),
+               (b"Connection", b"range"))
+    plan = await exchange(clock, pages=pages, purpose="train-ai").decide(
+        facts(b"/linked", headers=headers))
+    assert isinstance(plan, Forward), plan
+    assert set(plan.drop) == {b"referer", b"signature", b"range"}
+    assert plan.connection == b"close" and not plan.drop_range  # no Range left to drop
+    with_referer = await exchange(clock, pages=pages).decide(
+        facts(b"/linked", headers=headers[:2] + headers[4:5]))
+    refused(with_referer, "nofollow", 403)
+
+
+@pytest.mark.parametrize(("connection", "kept"), [
+    (b"keep-alive", None), (b"close", None), (b"Keep-Alive, x-a", b"Keep-Alive"),
+    (b"x-a", b""), (b"upgrade, x-a", b"")])  # no WebSocket: upgrade is not kept
+async def test_connection_keeps_the_options_the_proxy_acts_on(clock, connection, kept):
+    headers = ((b"Host", b"example.com"), (b"Connection", connection), (b"X-A", b"1"))
+    plan = await exchange(clock).decide(facts(headers=headers))
+    assert isinstance(plan, Forward) and plan.connection == kept
+    assert plan.drop == (() if kept is None else (b"x-a",))
+
+
+@pytest.mark.parametrize("named", [b"host", b"Content-Length", b"transfer-encoding",
+                                   b"User-Agent", b"close, HOST"])
+@pytest.mark.parametrize("monitor", [False, True])
+async def test_a_connection_naming_what_names_frames_or_identifies_it_is_refused(
+        clock, named, monitor):
+    headers = ((b"Host", b"example.com"), (b"User-Agent", b"TestBot/1.0"),
+               (b"Connection", named))
+    answer = refused(await exchange(clock, rules=Rules(monitor=monitor)).decide(
+        facts(headers=headers)), "hop-by-hop", 400)
+    assert named.split(b",")[-1].strip().lower().decode() in answer.text
+
+
 # -- robots.txt, identity, monitor mode ---------------------------------------------------------
 
 

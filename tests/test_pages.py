@@ -321,6 +321,54 @@ async def test_strip_mode_keeps_the_content_encoding(gate):
     assert b"Secret words" not in gzip.decompress(f.response.raw_content)
 
 
+async def test_strip_mode_strips_a_page_in_stacked_codings(gate):
+    addon, _ = gate
+    addon.configure(robots_strip=True)
+    f = await fetch(addon, "http://example.com/s", body=gzip.compress(gzip.compress(SECTION_PAGE)),
+                    headers=[("Content-Encoding", "gzip, gzip")])
+    # mitmproxy encodes one coding, not a stack: the stripped page goes without one.
+    assert "Content-Encoding" not in f.response.headers
+    assert b"Secret words" not in f.response.raw_content
+    assert b"<a>sidebar</a>" in f.response.raw_content
+    assert f.response.headers["Content-Length"] == str(len(f.response.raw_content))
+
+
+FIVE_LAYERS = ", ".join(["gzip"] * 5)
+
+
+def five_times(body: bytes) -> bytes:
+    for _ in range(5):
+        body = gzip.compress(body)
+    return body
+
+
+async def test_a_page_in_codings_not_undone_keeps_its_headers_and_their_nofollow(gate):
+    addon, _ = gate
+    f = await fetch(addon, "http://example.com/deep", body=five_times(SECTION_PAGE),
+                    headers=[("Content-Encoding", FIVE_LAYERS), ("X-Robots-Tag", "nofollow")])
+    assert f.response.headers.get_all("X-Robots-Tag") == ["nofollow"]
+    assert f.response.raw_content == five_times(SECTION_PAGE)
+    # Its links are unknown: every one asked for with it as Referer is refused.
+    assert answered(await fetch(addon, "http://example.com/anything",
+                                referer="http://example.com/deep")) == 403
+
+
+@pytest.mark.parametrize("options", [{"robots_strip": True}, {"robots_purpose": "train-ai"}])
+async def test_a_page_that_must_be_read_in_codings_not_undone_is_withheld(
+        gate, audit_path, options):
+    addon, _ = gate
+    addon.configure(**options)
+    f = await fetch(addon, "http://example.com/deep", body=five_times(SECTION_PAGE),
+                    headers=[("Content-Encoding", FIVE_LAYERS)])
+    assert answered(f) == 502
+    assert f.response.headers["X-Robotsgate-Reason"] == "content-coding"
+    assert b"5 codings" in f.response.content and b"Secret" not in f.response.content
+    [record] = records(audit_path)
+    assert (record["event"], record["reason"], record["status"]) == \
+        ("withheld", "content-coding", 502)
+    assert record["origin_status"] == 200 and "more than the 4" in record["error"]
+
+
 # -- options ---------------------------------------------------------------------------------------
 
 

@@ -68,6 +68,9 @@ class Forward:
     unfold: bool = False  # obs-fold lines become one line each (RFC 9112 §5.2)
     drop_upgrade: bool = False  # an h2c offer, removed
     drop_range: bool = False  # the whole page is needed (strip mode, a bot's purposes)
+    # Connection as the proxy writes it, in place of the bot's, when that named fields (which
+    # are in `drop`): the options the proxy acts on, or b"" for none. None: left as it came.
+    connection: bytes | None = None
     # Host (none for HTTP/2 and HTTP/3, where :authority says it) is as the proxy writes it
     # already: nothing to rewrite, the common case.
     host_written: bool = False

@@ -1,12 +1,14 @@
 """The exchange policy: one request's facts in, its plan out.
 
 Everything a request is refused or forwarded for is decided here, in this order, and nowhere
-else: bytes HTTP/1.1 cannot carry; framing and upgrades; every name of the destination (tunnel,
-target, Host, TLS server name); the address it would be dialled at; which bot it is and
-whether that must be known; links a page said not to follow; the target's robots.txt, usage
-preferences and politeness. Monitor mode records what would have been refused and forwards it,
-except what robotsgate could not forward as decided (unwritable bytes, other names, refused
-addresses): those are refused in every mode.
+else: bytes HTTP/1.1 cannot carry; the fields Connection names (removed, or refused when the
+request is named, framed or identified by them); framing and upgrades; every name of the
+destination (tunnel, target, Host, TLS server name); the address it would be dialled at; which
+bot it is and whether that must be known; links a page said not to follow; the target's
+robots.txt, usage preferences and politeness. Monitor mode records what would have been
+refused and forwards it, except what robotsgate could not forward as decided (unwritable
+bytes, a Connection naming what the request is decided by, other names, refused addresses):
+those are refused in every mode.
 
 No mitmproxy here: the mitmproxy layer reads a flow into `Facts` and applies the `Plan`;
 `robotsgate check` builds `Facts` from a URL and prints the plan.
@@ -21,7 +23,15 @@ from robotsgate.egress import Refused
 from robotsgate.escape import escaped
 from robotsgate.exchange.names import connected_to, destination
 from robotsgate.exchange.plan import Answer, Forward, Plan, Record, Who
-from robotsgate.exchange.request import Facts, Refusal, Seen, h2c_offered, malformed, unwritable
+from robotsgate.exchange.request import (
+    Facts,
+    Refusal,
+    Seen,
+    h2c_offered,
+    hop_by_hop,
+    malformed,
+    unwritable,
+)
 from robotsgate.gate import Gate, Request, Verdict
 from robotsgate.identity import AgentMap, Identity, is_product
 from robotsgate.licensing import license_answer
@@ -87,6 +97,16 @@ class Exchange:
         refusal = unwritable(facts, seen, self._tokens)
         if refusal is not None:
             return _refused(refusal, who)
+        hop = None if seen.connection is None else hop_by_hop(seen)  # mostly no Connection
+        if hop is not None:
+            if isinstance(hop, Refusal):
+                return _refused(hop, who)
+            # The fields Connection names were for the hop to the proxy: gone before the
+            # decision, which is then of the request that leaves (RFC 9110 §7.6.1).
+            named = hop.named
+            seen = Seen.of(tuple(field for field in facts.fields
+                                 if field[0].lower() not in named), self._tokens)
+            seen.dropped += tuple(named)
         records: tuple[Record, ...] = ()
         refusal = malformed(facts, seen)
         if refusal is not None:
@@ -149,6 +169,7 @@ class Exchange:
                        drop_range=seen.ranged and bool(purposes or rules.strip),
                        host_written=not seen.hosts if facts.http2 else
                        seen.hosts == 1 and seen.host == origin.authority,
+                       connection=None if hop is None else hop.connection,
                        refused=refused, records=records)
 
     def origin(self, scheme: str, host: str, port: int) -> Origin:

@@ -72,6 +72,7 @@ class Seen:
     encodings: tuple[bytes, ...] = ()  # Transfer-Encoding values
     bad_name: bool = False  # a field name that is not a token
     ranged: bool = False  # Range or If-Range
+    connection: str | None = None  # Connection, its lines joined
     dropped: tuple[bytes, ...] = ()  # names of fields never forwarded (as received)
 
     @classmethod
@@ -110,16 +111,21 @@ class Seen:
                 seen.upgrade = _fold(seen.upgrade, value)
             elif kind == _RANGE:
                 seen.ranged = True
+            elif kind == _CONNECTION:
+                seen.connection = _fold(seen.connection, value)
             else:
                 seen.dropped += (name,)
         return seen
 
 
-# What one pass reads, by lower-cased field name.
-_HOST, _USER_AGENT, _REFERER, _LENGTH, _ENCODING, _UPGRADE, _RANGE, _DROPPED = range(8)
+# What one pass reads, by lower-cased field name. Keep-Alive and Proxy-Connection are about
+# the bot's connection to the proxy: an intermediary removes them (RFC 9110 §7.6.1).
+_HOST, _USER_AGENT, _REFERER, _LENGTH, _ENCODING, _UPGRADE, _RANGE, _CONNECTION, _DROPPED = \
+    range(9)
 _READ = {b"host": _HOST, b"user-agent": _USER_AGENT, b"referer": _REFERER,
          b"content-length": _LENGTH, b"transfer-encoding": _ENCODING, b"upgrade": _UPGRADE,
-         b"range": _RANGE, b"if-range": _RANGE, _PROXY_AUTHORIZATION: _DROPPED,
+         b"range": _RANGE, b"if-range": _RANGE, b"connection": _CONNECTION,
+         _PROXY_AUTHORIZATION: _DROPPED, b"keep-alive": _DROPPED, b"proxy-connection": _DROPPED,
          b"crawler-exact-price": _DROPPED, b"crawler-max-price": _DROPPED,
          b"payment-signature": _DROPPED, b"x-payment": _DROPPED}
 
@@ -202,6 +208,52 @@ def malformed(facts: Facts, seen: Seen) -> Refusal | None:
 
 def _upgrades(upgrade: str) -> set[str]:
     return {token.strip().lower() for token in upgrade.split(",")} - {""}
+
+
+# Connection's options the proxy acts on itself, for the connection it reads them on and the
+# one it opens (mitmproxy closes both after the answer, keeps an HTTP/1.0 client's open, makes
+# a WebSocket handshake's hop): kept as the proxy's own options for the next hop. Every other
+# option names fields that were meant for the hop to the proxy only.
+_OPTIONS = frozenset({"close", "keep-alive", "upgrade"})
+# Fields a request is named, framed or identified by, before any decision and by others than
+# robotsgate: mitmproxy read its body by Content-Length or Transfer-Encoding and named it by
+# Host; the decision is for the bot its User-Agent names (robots.txt's group, robots_agents'
+# check, the audit). Removing them as Connection asks would send a request other than the one
+# received, framed, named or identified otherwise; keeping them would send the next hop an
+# instruction to remove them after robotsgate decided. Neither: refused.
+_NAMING = frozenset({"host", "content-length", "transfer-encoding", "user-agent"})
+
+
+@dataclass(frozen=True, slots=True)
+class Hop:
+    """What a request's Connection asks of the proxy (RFC 9110 §7.6.1): the fields it names,
+    removed before the decision, and the Connection the proxy writes in its place."""
+
+    named: frozenset[bytes]  # lower-cased field names
+    connection: bytes  # the options kept (b"": no Connection field)
+
+
+def hop_by_hop(seen: Seen) -> Hop | Refusal | None:
+    """The fields a request's Connection names, which leave with the hop they were meant for;
+    a Refusal when it names one the request is named, framed or identified by; None when it
+    names none (no Connection, or only options the proxy acts on: the common case)."""
+    if seen.connection is None:
+        return None
+    options = [token.strip() for token in seen.connection.split(",")]
+    options = [token for token in options if token]
+    named = {token.lower() for token in options} - _OPTIONS
+    if not named:
+        return None
+    naming = sorted(named & _NAMING)
+    if naming:
+        return Refusal(Reason.HOP_BY_HOP, outcomes.text(Reason.HOP_BY_HOP,
+                                                        named=", ".join(naming)))
+    # "upgrade" stays for a WebSocket handshake only (an h2c offer is dropped whole).
+    upgrade = seen.upgrade is not None and _upgrades(seen.upgrade) == {"websocket"}
+    kept = [token for token in options if token.lower() in _OPTIONS and
+            (upgrade or token.lower() != "upgrade")]
+    return Hop(frozenset(name.encode("utf-8", "surrogateescape") for name in named),
+               ", ".join(kept).encode("utf-8", "surrogateescape"))
 
 
 def h2c_offered(seen: Seen) -> bool:

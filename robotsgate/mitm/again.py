@@ -3,7 +3,10 @@ proxy can give: a signature (robotsgate.mitm.signing), a fresh licence (robotsga
 
 The copy goes through mitmproxy's own ReplayHandler, so it is decided, paced, dialled and
 audited afresh (robotsgate.mitm.decide forgets what was noted on the flow); the bot gets the
-second answer, or the first when the second never came.
+second answer, or the first when the second never came. What frames it is the proxy's: its
+body is held whole (a request whose body streamed is never sent again), so it goes with one
+Content-Length, whatever framing the bot's connection used (chunked, or an HTTP/2 body whose
+DATA frames ended it) or a hop wrote.
 """
 
 import asyncio
@@ -11,6 +14,7 @@ import asyncio
 from mitmproxy import ctx, http
 
 from robotsgate.mitm import keys
+from robotsgate.mitm.headers import reframed
 
 AGAIN_TIMEOUT = 300.0  # seconds the second request may take, pacing waits included
 
@@ -25,6 +29,8 @@ async def send_again[T](flow: http.HTTPFlow, sending: dict[str, T], note: T
     again = flow.copy()
     again.is_replay = "request"  # decided afresh (robotsgate.mitm.decide), our fields gone
     again.response = again.error = None
+    request = again.request.data
+    request.headers.fields = reframed(request.headers.fields, request.content or b"")
     sending[again.id] = note
     trouble = None
     try:

@@ -455,6 +455,12 @@ def _frame_downgraded_requests() -> None:
     (its headers did not end the stream) and whose length no header gives is sent chunked
     (Http1Client chunks the data of a request marked so, and ends it with the last chunk).
     The Host of the downgraded request is the :authority robotsgate wrote.
+
+    The mark is on a copy of the request that this connection keeps (Http1Client reads the
+    request of the RequestHeaders event again for each DATA and for the end of the body), not
+    on the flow's: the flow stays the HTTP/2 request that was decided, which a request sent
+    again (robotsgate.mitm.again) or replayed copies, and HTTP/2 forbids Transfer-Encoding
+    (mitmproxy refuses a copy that carries one as smuggling).
     """
     original = Http1Client.send
     if getattr(original, "robotsgate", False):
@@ -466,7 +472,10 @@ def _frame_downgraded_requests() -> None:
             headers = request.headers
             if (request.is_http2 or request.is_http3) and "content-length" not in headers \
                     and "transfer-encoding" not in headers:
-                headers["transfer-encoding"] = "chunked"
+                framed = request.copy()
+                framed.headers["transfer-encoding"] = "chunked"
+                event = RequestHeaders(event.stream_id, framed, event.end_stream,
+                                       event.replay_flow)
         return original(client, event)  # type: ignore[arg-type]
 
     send.robotsgate = True  # type: ignore[attr-defined]

@@ -176,9 +176,10 @@ def _apply(flow: http.HTTPFlow, plan: Forward) -> None:
         unfold(headers)  # obs-fold: one reading for every server (RFC 9112 §5.2)
     if plan.drop_upgrade:
         drop_upgrade(headers)
-    if not plan.host_written or plan.drop or plan.drop_range:
+    if not plan.host_written or plan.drop or plan.drop_range or plan.connection is not None:
         headers.fields = rebuilt(headers.fields, host=None if http2 else authority,
-                                 drop=plan.drop, drop_range=plan.drop_range)
+                                 drop=plan.drop, drop_range=plan.drop_range,
+                                 connection=plan.connection)
     token = plan.verdict.license_token
     if token is not None:
         # The licence the site's licence server issued, in place of whatever the bot sent as

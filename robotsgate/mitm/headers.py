@@ -77,11 +77,12 @@ def set_headers(headers: http.Headers, added: Sequence[tuple[bytes, bytes]], *,
 
 
 def rebuilt(fields: Sequence[tuple[bytes, bytes]], *, host: bytes | None,
-            drop: Sequence[bytes] = (), drop_range: bool = False
-            ) -> tuple[tuple[bytes, bytes], ...]:
+            drop: Sequence[bytes] = (), drop_range: bool = False,
+            connection: bytes | None = None) -> tuple[tuple[bytes, bytes], ...]:
     """The request's header fields as they leave: one Host, the one given (none when `host` is
     None: :authority says it), in place of the first Host the bot sent or first of all; the
-    fields named in `drop` (and Range, If-Range with `drop_range`) removed."""
+    fields named in `drop` (and Range, If-Range with `drop_range`) removed; with `connection`,
+    one Connection of that value in place of the first the bot sent (none when empty)."""
     removed = {name.lower() for name in drop}
     if drop_range:
         removed |= {b"range", b"if-range"}
@@ -95,9 +96,30 @@ def rebuilt(fields: Sequence[tuple[bytes, bytes]], *, host: bytes | None,
                 out.append((name, host))
                 written = True
             continue
+        if connection is not None and lowered == b"connection":
+            if connection:
+                out.append((name, connection))
+                connection = b""  # written once
+            continue
         if lowered not in removed:
             out.append((name, value))
     if not written:
         assert host is not None
         out.insert(0, (b"Host", host))
     return tuple(out)
+
+
+_FRAMING = (b"content-length", b"transfer-encoding")
+
+
+def reframed(fields: Sequence[tuple[bytes, bytes]], body: bytes
+             ) -> tuple[tuple[bytes, bytes], ...]:
+    """The header fields of a request the proxy sends again, with its body held whole: every
+    Content-Length and Transfer-Encoding of the first one gone (the bot's, as it framed its
+    body for its own connection, or one a hop added) and one Content-Length written for `body`,
+    which every version and every server reads one way. A request that declared no body
+    gets none."""
+    kept = tuple(field for field in fields if field[0].lower() not in _FRAMING)
+    if not body and len(kept) == len(fields):
+        return kept
+    return (*kept, (b"Content-Length", b"%d" % len(body)))

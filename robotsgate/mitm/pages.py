@@ -46,15 +46,24 @@ class PageReader:
                 content_type=seen.content_type, x_robots_tag=seen.x_robots_tag, raw=raw,
                 content_encoding=seen.content_encoding)
         except Exception as exc:
-            if live.settings.strip or keys.private(flow).get(keys.PURPOSES):
-                # Strip mode, or a bot whose purposes a TDM reservation in this page may
-                # refuse: what the page says cannot be known, so it is not sent (fail closed).
+            if _must_read(flow, live):
                 logger.exception("robotsgate: could not read the page signals of %s; "
                                  "answered 503", req.pretty_url)
-                self._fail(flow, f"the page could not be read: {type(exc).__name__}: {exc}")
+                self._fail(flow, Reason.INTERNAL_ERROR,
+                           f"the page could not be read: {type(exc).__name__}: {exc}")
                 return
             logger.exception("robotsgate: could not read the page signals of %s; passed on "
                              "unchanged", req.pretty_url)
+            return
+        if result.unread is not None:
+            # A coding robotsgate does not undo: what the origin sent, not a fault of the
+            # proxy's. Its X-Robots-Tag was read (nofollow remembered); its headers go as the
+            # origin wrote them, as a streamed page's do.
+            if _must_read(flow, live):
+                self._fail(flow, Reason.CONTENT_CODING, result.unread)
+                return
+            logger.warning("robotsgate: %s not read (%s): passed on unchanged", req.pretty_url,
+                           result.unread)
             return
         if result.signals.tdm_reservation is not None:
             # "1" or "0", for robotsgate.mitm.usage: either supersedes the header's.
@@ -77,14 +86,22 @@ class PageReader:
         if result.body is not None:
             response.content = result.body
 
-    def _fail(self, flow: http.HTTPFlow, error: str) -> None:
+    def _fail(self, flow: http.HTTPFlow, reason: Reason, error: str) -> None:
         status = flow.response.status_code if flow.response else None
-        outcome = outcomes.OUTCOMES[Reason.INTERNAL_ERROR]
-        answer(flow, Reason.INTERNAL_ERROR, outcome.message, retry_after(outcome.retry_after))
+        outcome = outcomes.OUTCOMES[reason]
+        text = outcomes.text(reason, error=error, why="robots_strip" if
+                             self.runtime.of(flow).settings.strip else "the bot's purposes")
+        answer(flow, reason, text, retry_after(outcome.retry_after))
         with contextlib.suppress(AuditUnwritable):  # already failing closed
             self.runtime.of(flow).recorder.flow(
-                flow, "withheld", Reason.INTERNAL_ERROR, outcome.status,
+                flow, "withheld", reason, outcome.status,
                 keys.private(flow).get(keys.VERDICT), error=error, origin_status=status)
+
+
+def _must_read(flow: http.HTTPFlow, live: Live) -> bool:
+    """Strip mode, or a bot whose purposes a TDM reservation in this page may refuse: a page
+    whose reading is not known is not sent (fail closed)."""
+    return live.settings.strip or bool(keys.private(flow).get(keys.PURPOSES))
 
 
 def page_agent(flow: http.HTTPFlow, live: Live) -> str | None:

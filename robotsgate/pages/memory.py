@@ -15,9 +15,9 @@ from urllib.parse import urlsplit
 
 from cachetools import TTLCache
 
-from robotsgate.content import decoded_prefix
+from robotsgate.content import Undecodable, decoded_prefix
 from robotsgate.origin import Origin
-from robotsgate.pages.charset import MAX_PAGE_BYTES, decode_html
+from robotsgate.pages.charset import MAX_PAGE_BYTES, HtmlText, decode_html
 from robotsgate.pages.directives import agent_names
 from robotsgate.pages.links import resolve
 from robotsgate.pages.prefilter import can_have_signals
@@ -49,6 +49,9 @@ class Annotated:
     x_robots_tag: str  # the one X-Robots-Tag the bot gets
     body: bytes | None  # the stripped page; None: the body goes through unchanged
     signals: PageSignals
+    # Why the body could not be read (robotsgate.content.Undecodable): the signals are its
+    # headers' alone, and the page goes as it came, its headers untouched.
+    unread: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +72,8 @@ class Nofollow:
 
 
 _QUIET = Annotated(NO_SIGNALS.x_robots_tag, None, NO_SIGNALS)  # a page that says nothing
+# A page whose body was not read: no text, and whatever it holds past nothing is unknown.
+_UNREAD = HtmlText("", "utf-8", b"", 0, truncated=True)
 
 
 def _url_of(url: str | Callable[[], str]) -> str:
@@ -136,16 +141,26 @@ class Pages:
 
         `raw` is the body as it came (Content-Encoding not undone): no more than MAX_PAGE_BYTES
         of it is ever decompressed. `url` may be a function that returns it: most pages say
-        nothing to robots, and then it is not needed. Raises ValueError for a body that cannot
-        be decoded.
+        nothing to robots, and then it is not needed. A body that cannot be decoded (a coding
+        robotsgate does not undo) is not read: what its X-Robots-Tag says is remembered, and
+        the result says why (`unread`).
         """
         names = agent_names(agent, user_agent)
-        # One byte more than is read tells a page that is longer from one that is not.
-        body = decoded_prefix(raw, content_encoding, MAX_PAGE_BYTES + 1)
         # A 206 is part of a page, chosen by the bot (Range): it must not replace what the whole
         # page said.
         remember = self.config.enforce_nofollow and method == "GET" and 200 <= status < 300 \
             and status != 206
+        try:
+            # One byte more than is read tells a page that is longer from one that is not.
+            body = decoded_prefix(raw, content_encoding, MAX_PAGE_BYTES + 1)
+        except Undecodable as exc:
+            # As a page too long to read: its header is known, its links are not (a nofollow
+            # page then forbids them all). Nothing is forgotten: its META may say nofollow.
+            signals = read_page(_UNREAD, now=self._clock(), x_robots_tag=x_robots_tag,
+                                agents=names, links=False)
+            if remember and signals.nofollow:
+                self._remember(agent_key(agent, user_agent), _url_of(url), signals)
+            return Annotated(signals.x_robots_tag, None, signals, unread=str(exc))
         if not x_robots_tag and not can_have_signals(body, content_type, names):
             if remember and self._remembered:  # a page once nofollow may be no longer
                 self._remember(agent_key(agent, user_agent), _url_of(url), NO_SIGNALS)

@@ -77,8 +77,11 @@ class _Handler(BaseHTTPRequestHandler):
     def _handle(self) -> None:
         arrived = time.monotonic()
         headers = {k.lower(): v for k, v in self.headers.items()}
-        length = int(headers.get("content-length", "0") or 0)
-        body = self.rfile.read(length) if length > 0 else b""
+        if "chunked" in headers.get("transfer-encoding", "").lower():
+            body = self._chunked()
+        else:
+            length = int(headers.get("content-length", "0") or 0)
+            body = self.rfile.read(length) if length > 0 else b""
         seen = Seen(self.command, self.path, headers, arrived, body)
         origin = self.server.origin
         origin._record(seen)
@@ -105,6 +108,16 @@ class _Handler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(data)
         self.wfile.flush()
+
+    def _chunked(self) -> bytes:
+        """A chunked body (RFC 9112 §7.1), trailers skipped."""
+        body = b""
+        while size := int(self.rfile.readline().split(b";")[0], 16):
+            body += self.rfile.read(size)
+            self.rfile.readline()
+        while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+            pass
+        return body
 
     do_GET = _handle
     do_HEAD = _handle

@@ -7,12 +7,15 @@ and what the audit log says.
 
 from __future__ import annotations
 
+import gzip
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from .clients import Client, httpx_call
+from robotsgate.content import MAX_CODINGS
+
+from .clients import Client, curl, httpx_call, requests_call
 from .origins import Origin, page_body
 from .proxy import Proxy, run_mitmdump
 
@@ -200,3 +203,64 @@ def test_bad_page_options_refuse_to_start(option: str, value: str, tmp_path: Any
     assert code is not None, f"mitmdump kept running with {option}={value}:\n{output}"
     assert code != 0, output
     assert option in output
+
+
+# A page compressed twice (Content-Encoding: gzip, gzip: the codings in the order the origin
+# applied them), whose header says nofollow and whose META says noarchive.
+STACKED_PAGE = (b'<html><head><meta name="robots" content="noarchive"></head>'
+                b'<body><a href="/stacked/link">link</a></body></html>')
+
+
+def _gzipped(body: bytes, times: int) -> bytes:
+    for _ in range(times):
+        body = gzip.compress(body, mtime=0)
+    return body
+
+
+@pytest.mark.parametrize("options", [{}, {"robots_strip": "true"},
+                                     {"robots_purpose": "search"}],
+                         ids=["plain", "strip", "purposes"])
+def test_a_page_with_stacked_codings_is_read_through_them(
+    origin: OriginFactory, proxy: ProxyFactory, options: dict[str, str]
+) -> None:
+    site = origin()
+    site.route("/stacked", 200, _gzipped(STACKED_PAGE, 2),
+               {**HTML, "Content-Encoding": "gzip, gzip", "X-Robots-Tag": "nofollow"})
+    gate = proxy(**options)
+    page = site.url("/stacked")
+
+    fetched = get(requests_call, gate, page)  # urllib3 undoes up to five codings
+
+    assert fetched.status == 200, (fetched.status, fetched.headers, fetched.text)
+    assert fetched.body == STACKED_PAGE
+    # The header's nofollow and the META's noarchive, both read: the body was decoded.
+    assert fetched.header("X-Robots-Tag") == "nofollow, noarchive"
+    followed = get(requests_call, gate, site.url("/stacked/link"), referer=page)
+    assert followed.status == 403 and followed.header("X-Robotsgate-Reason") == "nofollow"
+    assert not site.saw("/stacked/link")
+    assert all(record["reason"] != "internal-error" for record in gate.audit())
+
+
+def test_a_page_with_more_codings_than_are_undone_keeps_its_header_or_is_refused(
+    origin: OriginFactory, proxy: ProxyFactory
+) -> None:
+    site = origin()
+    body = _gzipped(STACKED_PAGE, MAX_CODINGS + 1)
+    site.route("/deep", 200, body, {**HTML, "Content-Encoding": ", ".join(
+        ["gzip"] * (MAX_CODINGS + 1)), "X-Robots-Tag": "nofollow"})
+    plain, stripping = proxy(), proxy(robots_strip="true")
+    page = site.url("/deep")
+
+    # Passed on as it came, but what its header says is kept: nofollow, its links unknown.
+    passed = get(curl, plain, page)
+    assert passed.status == 200 and passed.body == body
+    assert passed.header("X-Robots-Tag") == "nofollow"
+    assert get(curl, plain, site.url("/stacked/link"), referer=page).status == 403
+    # A page strip mode cannot read is not sent unread: refused for what it is.
+    refused = get(curl, stripping, page)
+    assert refused.status == 502, (refused.status, refused.text)
+    assert refused.header("X-Robotsgate-Reason") == "content-coding"
+    [record] = stripping.wait_audit(1)
+    assert record["reason"] == "content-coding" and record["event"] == "withheld"
+    assert "codings" in record["error"]
+    assert not site.saw("/stacked/link")

@@ -31,6 +31,8 @@ from .clients import curl
 from .machine import clean_env, free_port, require_tool
 from .origins import Origin, Reply, Seen
 from .proxy import Proxy
+from .tls import CertAuthority
+from .wire import WireOrigin
 
 ROBOTSGATE = Path(sys.executable).parent / "robotsgate"
 AGENT = "https://bots.example/.well-known/http-message-signatures-directory"
@@ -147,6 +149,37 @@ def test_what_leaves_is_signed_and_verifies_with_the_published_key(
     [seen] = [s for s in plain.seen if s.path == "/page"]
     assert "signature" not in seen.headers and "signature-agent" not in seen.headers
     assert "signature" not in secure.robots_fetches()[0].headers
+
+
+def test_fields_the_bot_names_in_connection_never_leave_and_the_signature_arrives(
+        published: tuple[Path, dict[str, Ed25519PublicKey]], test_ca: CertAuthority,
+        proxy: Callable[..., Proxy]) -> None:
+    # A next hop that obeys RFC 9110 §7.6.1 (HAProxy, a CDN) would remove what Connection
+    # names: here, the proxy's own signature. The proxy removes what the bot named before it
+    # decides, and its Connection with them: the bot's fields stay on the bot's hop.
+    key, keys = published
+    site = WireOrigin(b"User-agent: *\nAllow: /\n", tls=test_ca.server_context())
+    try:
+        gate = proxy(trust_test_ca=True, robots_signing_key=str(key),
+                     robots_signature_agent=AGENT)
+        got = curl(gate, f"https://{site.authority}/page", headers={
+            "User-Agent": "ShopBot/1.0",
+            "Connection": "signature, Signature-Input, signature-agent",
+            "Signature-Input": 'bot=("@authority");created=1', "Signature": "bot=:AAAA:",
+            "Signature-Agent": '"https://forged.example/"', "Keep-Alive": "timeout=5"})
+    finally:
+        site.stop()
+    assert got.status == 200
+    [page] = [r for r in site.requests if r.path == "/page"]
+    names = [name.lower() for name, _ in page.headers]
+    assert b"connection" not in names and b"keep-alive" not in names
+    # The proxy's signature, and only its: the bot's fields were gone before it signed.
+    assert [names.count(name) for name in (b"signature", b"signature-input",
+                                           b"signature-agent")] == [1, 1, 1]
+    seen = Seen(page.method, page.path, {name.decode().lower(): value.decode()
+                                         for name, value in page.headers}, 0.0)
+    assert check(seen, "https", keys) == ['"@authority"', '"signature-agent";key="sig1"']
+    assert [r for r in gate.audit() if r["event"] == "signature"] == []  # not the bot's own
 
 
 # Why web-bot-auth 0.1.3 refuses the ietf profile (the test after the next one shows it).

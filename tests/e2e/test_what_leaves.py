@@ -368,6 +368,21 @@ def test_loopback_is_refused_unless_allowed(
                                f"robots_egress_allow names it)")
 
 
+def test_an_allowed_address_written_in_mapped_form_means_its_ipv4_address(
+        proxy: ProxyFactory, origin: OriginFactory) -> None:
+    # ::ffff:127.0.0.1 is 127.0.0.1 (the one loopback form this machine can dial that carries
+    # an IPv4 address; NAT64, 6to4 and SIIT forms need a translator, decided in-process in
+    # tests/test_egress.py). Both the entry and the request's target are read as IPv4.
+    site = origin(robots="User-agent: *\nAllow: /\n")
+    p = proxy(robots_egress_allow=[f"[::ffff:127.0.0.1]:{site.port}"])
+    for target in (f"127.0.0.1:{site.port}", f"[::ffff:127.0.0.1]:{site.port}"):
+        answer = exchange(p.port, f"GET http://{target}/page HTTP/1.1\r\nHost: {target}\r\n"
+                                  "Connection: close\r\n\r\n".encode())
+        assert status_of(answer) == 200, answer
+    assert site.paths() == ["/robots.txt", "/page", "/page"]
+    assert blocks(p, "destination") == []
+
+
 def test_an_ipv6_zone_id_is_refused(
         proxy: ProxyFactory, origin: OriginFactory) -> None:
     site = origin()
@@ -398,6 +413,53 @@ def test_the_proxys_own_headers_never_reach_the_origin(
     assert not {n for n in names if n.startswith(b"x-robotsgate")}
     assert b"proxy-authorization" not in names
     assert b"Ym90OnNlY3JldA" not in site.raw
+
+
+def test_fields_named_in_connection_stay_on_the_bots_hop_and_its_options_are_kept(
+        proxy: ProxyFactory, wire_origins: Callable[..., WireOrigin]) -> None:
+    site = wire_origins(A_ROBOTS, websocket=True)
+    p = proxy()
+    answer = exchange(p.port, f"GET {site.url('/page')} HTTP/1.1\r\nHost: {site.authority}\r\n"
+                              "Connection: X-Hop, close, referer\r\nX-Hop: for the proxy only\r\n"
+                              "Referer: http://elsewhere.example/\r\nKeep-Alive: timeout=5\r\n"
+                              "Proxy-Connection: keep-alive\r\nX-Kept: yes\r\n\r\n".encode())
+    assert status_of(answer) == 200, answer
+    [page] = [r for r in site.requests if r.path == "/page"]
+    names = {name.lower() for name, _ in page.headers}
+    assert not names & {b"x-hop", b"referer", b"keep-alive", b"proxy-connection"}
+    # close is the proxy's own option too: it goes on, alone, and the bot's connection closes.
+    assert page.header(b"connection") == b"close" and page.header(b"x-kept") == b"yes"
+    # A WebSocket handshake keeps its upgrade; what else Connection names stays behind.
+    wire = Wire(p.port).send(f"GET {site.url('/chat')} HTTP/1.1\r\nHost: {site.authority}\r\n"
+                             "Upgrade: websocket\r\nConnection: Upgrade, X-Hop\r\n"
+                             "X-Hop: for the proxy only\r\nSec-WebSocket-Version: 13\r\n"
+                             "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n".encode())
+    head = wire.head()
+    wire.close()
+    assert head.startswith(b"HTTP/1.1 101"), head
+    [chat] = [r for r in site.requests if r.path == "/chat"]
+    assert chat.header(b"connection") == b"Upgrade" and chat.header(b"x-hop") is None
+    assert p.audit() == []
+
+
+@pytest.mark.parametrize(("named", "extra", "mode"), [
+    ("close, X-Other, HOST", "", "enforce"), ("content-length", "Content-Length: 4\r\n", "monitor"),
+    ("Transfer-Encoding", "Transfer-Encoding: chunked\r\n", "enforce"),
+    ("user-agent", "", "monitor")])
+def test_a_connection_naming_what_the_request_is_decided_by_is_refused(
+        proxy: ProxyFactory, wire_origins: Callable[..., WireOrigin], named: str, extra: str,
+        mode: str) -> None:
+    site = wire_origins(A_ROBOTS)
+    p = proxy(robots_mode=mode)
+    body = "0\r\n\r\n" if "chunked" in extra else "body" if extra else ""
+    answer = exchange(p.port, f"POST {site.url('/page')} HTTP/1.1\r\nHost: {site.authority}\r\n"
+                              f"User-Agent: ShopBot/1.0\r\n{extra}Connection: {named}\r\n\r\n"
+                              f"{body}".encode())
+    assert status_of(answer) == 400, answer
+    assert b"X-Robotsgate-Reason: hop-by-hop" in answer
+    assert site.pages() == []
+    [record] = blocks(p, "hop-by-hop")
+    assert record["status"] == 400 and record["url"] == site.url("/page")
 
 
 def test_a_sites_control_bytes_never_reach_the_bot_in_robotsgates_headers(
