@@ -162,13 +162,16 @@ class Gate:
         if refusal is not None:
             return replace(verdict, action="block", reason=Reason.USAGE_PREFERENCE,
                            usage_refusal=refusal)
-        if robots.licenses and request.purposes and self._licensing is not None:
+        if (robots.licenses or robots.unread_licenses) and request.purposes and \
+                self._licensing is not None:
             # Only a bot that declared what it crawls for can be refused for it: the others
             # never wait for a licence.
             urls = [origin.key + request.path]
             if equivalent != request.path:
                 urls.append(origin.key + equivalent)
-            found = await self._licensing.judge(robots.licenses, urls, request.purposes)
+            found = await self._licensing.judge(robots.licenses, urls, request.purposes,
+                                                site=origin.key,
+                                                unread=robots.unread_licenses)
             if isinstance(found, LicenseToken):
                 verdict = replace(verdict, license_token=found)
             elif found is not None:

@@ -14,10 +14,11 @@ from robotsgate.archive import RobotsArchive
 from robotsgate.exchange import Answer, Facts, Forward, Unrestricted
 from robotsgate.gate import Gate, Request
 from robotsgate.license_servers import Credentials, parse_credentials
-from robotsgate.licensing import Licensing, judge
+from robotsgate.licensing import FETCHES, Licensing, judge
 from robotsgate.options import Settings
 from robotsgate.outcomes import Reason
-from robotsgate.protocol.rsl import MAX_BYTES, Grant, License
+from robotsgate.protocol import RobotsTxt
+from robotsgate.protocol.rsl import MAX_BYTES, MAX_LICENSES, Grant, License
 from robotsgate.protocol.rsl import read_rsl as _read_rsl
 
 EX = "https://example.com/robots.txt"
@@ -431,3 +432,94 @@ async def test_a_licence_is_only_ever_asked_for_the_requests_own_origin():
     assert verdict.license_token is not None
     form = dict(httpx.QueryParams(asked[0].content.decode()))
     assert form["resource"] == "https://example.com//victim.example/"
+
+
+# -- bounds: what one site can make the proxy fetch -------------------------------------------
+
+THIRD = "https://victim.example"
+PERMITS_TRAINING = b"""<rsl xmlns="https://rslstandard.org/rsl">
+  <content url="/"><license><permits type="usage">ai-all search</permits></license></content>
+</rsl>
+"""
+
+
+def storm(count: int, host: str = THIRD) -> bytes:
+    """A robots.txt that names `count` distinct licence documents at `host`."""
+    return b"User-agent: *\nAllow: /\n" + b"".join(
+        f"License: {host}/l/{n}.xml\n".encode() for n in range(count))
+
+
+def test_robots_txt_reads_the_first_16_documents_it_names_each_once():
+    robots = RobotsTxt.parse(storm(1100))
+    assert [license.line for license in robots.licenses] == list(range(3, 19))
+    unread = robots.unread_licenses
+    assert unread is not None
+    assert (unread.first.url, unread.first.line, unread.count, unread.named, unread.cap) == \
+        (f"{THIRD}/l/16.xml", 19, 1084, 1100, 16)
+    assert MAX_LICENSES == 16
+    # The same document named 1,100 times is one document: nothing past the cap.
+    same = RobotsTxt.parse(b"User-agent: *\nAllow: /\n" + b"License: https://a.example/l\n" * 1100)
+    assert [license.line for license in same.licenses] == [3]
+    assert same.unread_licenses is None
+
+
+async def test_a_storm_of_license_lines_fetches_16_once_and_refuses_what_it_did_not_read():
+    origins = Origins(**{EX: ok(storm(1100)), "victim.example": xml(PERMITS_TRAINING)})
+    gate = wired(origins).gate
+    first = await gate.check(asking("https://example.com/a", "train-ai"))
+    assert sum("victim.example" in url for url in origins.urls) == 16
+    # The 16 read grant training; the 1,084 not read may prohibit it: refused as unavailable.
+    assert (first.action, first.reason, first.status) == \
+        ("unavailable", Reason.LICENSE_UNAVAILABLE, 503)
+    refusal = first.license_refusal
+    assert refusal is not None
+    assert (refusal.url, refusal.line) == (f"{THIRD}/l/16.xml", 19)
+    assert "1,100 licence documents named, only the first 16 read" in (refusal.error or "")
+    second = await gate.check(asking("https://example.com/b", "train-ai"))
+    assert second.reason == Reason.LICENSE_UNAVAILABLE
+    assert sum("victim.example" in url for url in origins.urls) == 16  # kept: none again
+    # A bot that declared nothing is not refused, and fetches nothing.
+    assert (await gate.check(req("https://example.com/c"))).action == "forward"
+
+
+async def test_a_prohibition_among_the_documents_read_is_cited_before_those_not_read():
+    origins = Origins(**{EX: ok(storm(40)), "victim.example": xml(PERMITS_TRAINING),
+                         f"{THIRD}/l/5.xml": xml(NO_TRAINING)})
+    verdict = await wired(origins).gate.check(asking("https://example.com/articles/1",
+                                                     "train-ai"))
+    assert verdict.reason == Reason.LICENSE_PROHIBITED
+    assert verdict.license_refusal is not None and \
+        verdict.license_refusal.url == f"{THIRD}/l/5.xml"
+
+
+async def test_a_site_has_at_most_64_documents_fetched_per_cache_ttl_then_uses_them_as_read():
+    clock = FakeClock(1_000_000.0)
+    # 16 documents that may be kept for no time at all: each request would fetch all 16.
+    origins = Origins(**{EX: ok(storm(16)),
+                         "victim.example": xml(PERMITS_TRAINING, cache_control="max-age=0")})
+    w = wired(origins, clock, cache_ttl=3600)
+    for n in range(10):
+        verdict = await w.gate.check(asking(f"https://example.com/{n}", "train-ai"))
+        assert verdict.action == "forward", (n, verdict.license_refusal)
+        clock.now += 1
+    # 4 requests' worth, then the copies as last read: still judged, still forwarded.
+    assert sum("victim.example" in url for url in origins.urls) == FETCHES == 64
+    clock.now += 3600  # a new window
+    await w.gate.check(asking("https://example.com/again", "train-ai"))
+    assert sum("victim.example" in url for url in origins.urls) == 64 + 16
+
+
+async def test_past_its_budget_a_document_never_read_is_not_fetched_but_refused():
+    clock = FakeClock(1_000_000.0)
+    site = Origins(**{"victim.example": xml(PERMITS_TRAINING, cache_control="max-age=0")})
+    licensing = Licensing(site.fetcher(), clock, cache_ttl=3600)
+    for n in range(FETCHES):
+        await licensing.document(f"{THIRD}/l/{n}.xml", "https://example.com")
+    assert site.fetches == FETCHES
+    held = await licensing.document(f"{THIRD}/l/new.xml", "https://example.com")
+    assert held.kind == "unavailable" and "not fetched: 64 licence documents" in \
+        (held.error or "")
+    assert site.fetches == FETCHES
+    # Another site's budget is its own.
+    other = await licensing.document(f"{THIRD}/l/new.xml", "https://other.example")
+    assert other.kind == "ok" and site.fetches == FETCHES + 1

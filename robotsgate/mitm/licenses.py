@@ -31,13 +31,15 @@ from robotsgate.mitm.runtime import Runtime
 from robotsgate.mitm.usage import may_stream_late, origin_answer
 from robotsgate.outcomes import Reason
 from robotsgate.pages.license_links import rsl_links
-from robotsgate.protocol.rsl import License, LicenseSource
+from robotsgate.protocol.rsl import License, LicenseSource, Unread
 from robotsgate.purposes import Purposes
 
 logger = logging.getLogger(__name__)
 
 
-# Licences one answer may name that are read: each is a fetch in the proxy's own queue.
+# Licences one answer may name that are read: each is a fetch in the proxy's own queue. Those
+# past it are not read, and count as unavailable (robotsgate.licensing: a licence not read may
+# prohibit what the bot crawls for), unless one that was read refuses first.
 MAX_LINKED = 8
 
 
@@ -130,7 +132,7 @@ class LicenseCheck:
             return
         refusal: LicenseRefusal | None = keys.private(flow).get(keys.LICENSE_JUDGED)
         if refusal is None:
-            linked: tuple[str, ...] = flow.metadata.get(keys.LICENSE_LINKS, ())[:MAX_LINKED]
+            linked: tuple[str, ...] = tuple(flow.metadata.get(keys.LICENSE_LINKS, ()))
             refusal = await self._judge(flow, licensing, linked, "html-link")
             if refusal is None:
                 return
@@ -148,8 +150,14 @@ class LicenseCheck:
     async def _judge(self, flow: http.HTTPFlow, licensing: Licensing, urls: tuple[str, ...],
                      source: LicenseSource) -> LicenseRefusal | None:
         purposes: Purposes = keys.private(flow)[keys.PURPOSES]
-        named = tuple(License(url, None, source) for url in urls)
-        found = await licensing.judge(named, [flow.request.url], purposes)
+        distinct = tuple(dict.fromkeys(urls))
+        named = tuple(License(url, None, source) for url in distinct[:MAX_LINKED])
+        unread = Unread(License(distinct[MAX_LINKED], None, source), len(distinct) - MAX_LINKED,
+                        len(distinct), MAX_LINKED) if len(distinct) > MAX_LINKED else None
+        verdict: Verdict = keys.private(flow)[keys.VERDICT]
+        found = await licensing.judge(named, [flow.request.url], purposes,
+                                      site=verdict.robots_url.removesuffix("/robots.txt"),
+                                      unread=unread)
         # A licence its server would issue: the request has been answered already, so there
         # is nothing left to present it with, and nothing to refuse.
         return None if isinstance(found, LicenseToken) else found
@@ -188,4 +196,4 @@ def _linked(flow: http.HTTPFlow, response: http.Response) -> tuple[str, ...]:
                 found[ada_url.join_url(base, reference)] = None
             except ValueError:
                 continue  # no URL: nothing to fetch
-    return tuple(found)[:MAX_LINKED]
+    return tuple(found)
