@@ -416,6 +416,9 @@ class Licensing:
             user_agent=fetch_user_agent(None, self._contact))
         token = _token_of(result, server, resource, self._clock(), self._cache_ttl,
                           self._error_ttl)
+        if isinstance(token, _NoToken) and credentials.secret in token.error:
+            # The server's own words may repeat what it was sent: never into a log or record.
+            token = replace(token, error=token.error.replace(credentials.secret, "[secret]"))
         if isinstance(token, _NoToken):
             logger.warning("robotsgate: no licence for %s: %s", resource, token.error)
         self._tokens[key] = token

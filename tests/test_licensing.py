@@ -414,13 +414,64 @@ def test_credentials_are_read_and_bad_ones_named_without_the_secret(tmp_path):
     assert found["https://licenses.example/olp"].secret == "from-file"
     assert found["https://other.example"].client_id == "b2"
     assert "from-file" not in repr(found)
-    for bad, words in (("https://x.example=bot", "not SERVER=CLIENT_ID:SECRET"),
-                       ("http://x.example=bot:hunter2", "https://"),
-                       (f"https://x.example=bot:@{tmp_path}/none", "cannot read"),
-                       ("https://x.example=bot:", "empty secret")):
-        with pytest.raises(ValueError, match=words) as caught:
-            parse_credentials([bad])
-        assert "hunter2" not in str(caught.value)
+
+
+# Every way an entry can be wrong, the secret (hunter2) wherever a slip puts it: each is named
+# by its position and its server's host, and nothing else of it is ever in the message.
+BAD_CREDENTIALS = [
+    ("https://x.example=hunter2", "entry 2 (licence server x.example) is not SERVER="),
+    ("https://x.example:hunter2", "entry 2 (licence server x.example) is not SERVER="),
+    ("https://x.example/olp?k=v=hunter2", "entry 2 (licence server x.example) is not SERVER="),
+    ("hunter2", 'entry 2 (no licence server URL before "=") is not SERVER='),
+    ("bot:hunter2", 'entry 2 (no licence server URL before "=") is not SERVER='),
+    ("=bot:hunter2", 'entry 2 (no licence server URL before "="): the licence server must be '
+                     "an https:// URL"),
+    ("https://x.example= :hunter2", "entry 2 (licence server x.example) is not SERVER="),
+    ("http://x.example=bot:hunter2", "entry 2 (licence server x.example): the licence server "
+                                     "must be an https:// URL"),
+    ("x.example=bot:hunter2", 'entry 2 (no licence server URL before "="): the licence server '
+                              "must be an https:// URL"),
+    ("https://bot:hunter2@x.example=bot:hunter2", "entry 2 (licence server x.example): the "
+                                                  "licence server's URL must not hold"),
+    ("https://x.example=bot:@hunter2", "entry 2 (licence server x.example): cannot read the "
+                                       'secret from the file it names after "@"'),
+    ("https://x.example=bot:@hunter2\0", "entry 2 (licence server x.example): cannot read"),
+    ("https://x.example=bot:", "entry 2 (licence server x.example): an empty secret"),
+]
+
+
+@pytest.mark.parametrize(("bad", "said"), BAD_CREDENTIALS)
+def test_a_bad_credentials_entry_is_named_by_its_place_and_host_never_its_value(bad, said):
+    with pytest.raises(ValueError) as caught:
+        parse_credentials(["https://good.example=ok:fine", bad])
+    message = str(caught.value)
+    assert message.startswith(said), message
+    assert "hunter2" not in message and "bot" not in message, message
+    # The same through the option's own check, and with the option named.
+    with pytest.raises(ValueError) as caught:
+        Settings.read(lambda name: ["https://good.example=ok:fine", bad]
+                      if name == "robots_license_credentials" else
+                      getattr(Settings(), name.removeprefix("robots_")))
+    assert str(caught.value).startswith(f"robots_license_credentials: {said}")
+    assert "hunter2" not in str(caught.value)
+
+
+def test_the_settings_never_show_a_secret():
+    settings = Settings(license_credentials=("https://x.example=bot:hunter2",),
+                        redis="redis://:hunter2@127.0.0.1:6379/0")
+    assert "hunter2" not in repr(settings) and "hunter2" not in str(settings)
+
+
+async def test_a_licence_servers_answer_that_repeats_the_secret_is_not_recorded_with_it():
+    def handle(request: httpx.Request) -> httpx.Response:
+        said = base64.b64decode(request.headers["authorization"].split()[1]).decode()
+        return httpx.Response(400, json={"error": f"invalid_client {said}"})
+
+    gate, _ = licensed_gate(handle)
+    verdict = await gate.check(asking("https://example.com/a", "search"))
+    assert verdict.reason == Reason.LICENSE_REQUIRED
+    error = verdict.license_refusal.error or ""
+    assert "invalid_client" in error and "[secret]" in error and "s3cret" not in error
 
 
 async def test_a_licence_is_only_ever_asked_for_the_requests_own_origin():

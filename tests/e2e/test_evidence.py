@@ -5,6 +5,7 @@ names the line of each edit made afterwards."""
 
 from __future__ import annotations
 
+import base64
 import json
 import signal
 import subprocess
@@ -13,10 +14,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from .clients import httpx_call
 from .machine import clean_env
-from .origins import Origin
-from .proxy import Proxy
+from .origins import Origin, Reply, Seen
+from .proxy import Proxy, run_mitmdump
 
 ROBOTSGATE = Path(sys.executable).parent / "robotsgate"
 ROBOTS = "User-agent: *\nDisallow: /private\n"
@@ -83,3 +86,67 @@ def test_a_signed_log_verifies_and_every_edit_is_named(
     done = robotsgate("verify", *files, "--key", str(public))
     assert done.returncode == 1
     assert f"{rotated}:2: removed: record 2 of proxy" in done.stdout
+
+
+# -- no secret is ever printed ------------------------------------------------------------------
+
+SECRET = "hunter2-e2e-Zq"
+
+
+@pytest.mark.parametrize(("entry", "said"), [
+    (f"https://licenses.example/olp={SECRET}", "entry 2 (licence server licenses.example) is "
+                                               "not SERVER=CLIENT_ID:SECRET"),
+    (f"https://licenses.example/olp:newsbot:{SECRET}", "entry 2 (licence server "
+                                                       "licenses.example) is not SERVER="),
+    (f"newsbot:{SECRET}", 'entry 2 (no licence server URL before "=") is not SERVER='),
+    (f"https://newsbot:{SECRET}@licenses.example=newsbot:{SECRET}",
+     "entry 2 (licence server licenses.example): the licence server's URL must not hold"),
+    (f"https://licenses.example=newsbot:@{SECRET}", "entry 2 (licence server "
+                                                    "licenses.example): cannot read the secret"),
+])
+def test_a_malformed_credentials_entry_stops_the_start_naming_it_never_its_secret(
+        entry: str, said: str, tmp_path: Path) -> None:
+    code, output = run_mitmdump(tmp_path, {
+        "robots_license_credentials": ["https://good.example=ok:fine", entry],
+        "robots_audit_log": tmp_path / "audit.jsonl"})
+    assert code not in (0, None), output
+    assert f"robots_license_credentials: {said}" in output, output
+    assert SECRET not in output and "newsbot" not in output, output
+    audit = tmp_path / "audit.jsonl"
+    assert not audit.exists() or SECRET not in audit.read_text()
+
+
+def test_the_secret_is_in_no_message_log_or_record_of_a_running_proxy(
+        tmp_path: Path, https_origin: Callable[..., Origin],
+        proxy: Callable[..., Proxy]) -> None:
+    """A licence server that refuses the client and repeats, in its error, the credentials it
+    was sent: neither the bot's answer, nor the proxy's output, nor the audit log holds them."""
+    server = https_origin()
+
+    def refuse(seen: Seen) -> Reply:
+        said = base64.b64decode(seen.headers["authorization"].split()[1]).decode()
+        return Reply(401, json.dumps({"error": f"invalid_client: {said}"}).encode(),
+                     {"Content-Type": "application/json"})
+
+    server.answer("/olp/token", refuse)
+    site = https_origin()
+    site.set_robots(f"User-agent: *\nAllow: /\nLicense: {site.url('/license.xml')}\n")
+    site.route("/license.xml", body=(
+        f'<rsl xmlns="https://rslstandard.org/rsl"><content url="/" '
+        f'server="{server.url("/olp")}"><license><permits type="usage">search</permits>'
+        f'</license></content></rsl>').encode(), headers={"Content-Type": "application/rsl+xml"})
+    secret_file = tmp_path / "secret"
+    secret_file.write_text(SECRET + "\n")
+    gate = proxy(robots_purpose="search", trust_test_ca=True, robots_license_credentials=[
+        f"{server.url('/olp')}=newsbot:@{secret_file}",
+        f"https://other.example=bot2:{SECRET}"])
+    refused = httpx_call(gate, site.url("/a"))
+    assert refused.status == 403 and refused.header("X-Robotsgate-Reason") == "license-required"
+    assert "invalid_client" in refused.text and "[secret]" in refused.text
+    assert server.count("/olp/token") == 1
+    gate.stop()
+    said = refused.text + json.dumps(refused.headers) + gate.output() + \
+        gate.audit_path.read_text()
+    assert SECRET not in said
+    [record] = [r for r in gate.audit() if r["reason"] == "license-required"]
+    assert "[secret]" in record["error"]
