@@ -150,3 +150,63 @@ def test_the_secret_is_in_no_message_log_or_record_of_a_running_proxy(
     assert SECRET not in said
     [record] = [r for r in gate.audit() if r["reason"] == "license-required"]
     assert "[secret]" in record["error"]
+
+
+# -- runs: two runs of the proxy write one chain --------------------------------------------------
+
+def _chain_of(proxy: Proxy) -> str:
+    wait_for(proxy, "SIGHUP reopens the audit log")
+    [said] = [line for line in proxy.output().splitlines() if "chained as proxy " in line]
+    return said.split("chained as proxy ", 1)[1].split(",", 1)[0]
+
+
+def test_two_runs_write_one_chain_and_a_run_taken_out_or_a_checkpoint_pasted_is_named(
+        tmp_path: Path, origin: Callable[..., Origin], proxy: Callable[..., Proxy]) -> None:
+    key, public = tmp_path / "signing.pem", tmp_path / "public.json"
+    made = robotsgate("keygen", str(key))
+    assert made.returncode == 0, made.stderr
+    public.write_text(made.stdout)
+    site = origin(robots=ROBOTS)
+    log = tmp_path / "logs" / "audit.jsonl"
+    log.parent.mkdir()
+
+    ids = []
+    for first, count in ((0, 3), (3, 2)):  # two runs, one after the other, on one file
+        gate = proxy(robots_signing_key=str(key), robots_audit_log=str(log))
+        ids.append(_chain_of(gate))
+        for n in range(first, first + count):
+            assert httpx_call(gate, site.url(f"/private/{n}")).status == 403
+        gate.stop()  # its last checkpoint
+    assert ids[0] == ids[1], "the second run began a chain of its own"
+    written = log.read_bytes()
+    records = [json.loads(line) for line in written.splitlines()]
+    assert [(r["event"], r["seq"], r.get("start")) for r in records] == [
+        ("block", 1, "new"), ("block", 2, None), ("block", 3, None), ("checkpoint", 4, None),
+        ("block", 5, "same-file"), ("block", 6, None), ("checkpoint", 7, None)]
+    done = robotsgate("verify", str(log), "--key", str(public))
+    assert done.returncode == 0 and done.stdout == "", done.stdout + done.stderr
+    covered = f"covered: 1 file(s) ({log}), 7 line(s), from {records[0]['ts']} to "
+    assert covered in done.stderr
+    assert ": 1 chain(s), 2 run(s), 2 checkpoint(s) (2 verified)" in done.stderr
+
+    # Every line of the first run taken out, its checkpoint included.
+    lines = written.splitlines(keepends=True)
+    log.write_bytes(b"".join(lines[4:]))
+    done = robotsgate("verify", str(log), "--key", str(public))
+    assert done.returncode == 1
+    assert done.stdout == (f"{log}:1: removed: records 1 to 4 of proxy {ids[0]}, before this "
+                           f"line: this run of it began after record 4 in this file (a whole "
+                           f"run, or more, was taken out)\n")
+
+    # A genuine checkpoint of another proxy's run, signed by the same key, pasted in.
+    other = proxy(robots_signing_key=str(key))
+    assert httpx_call(other, site.url("/private/other")).status == 403
+    other.stop()
+    pasted = other.audit_path.read_bytes().splitlines(keepends=True)[-1]
+    assert json.loads(pasted)["event"] == "checkpoint"
+    log.write_bytes(b"".join([*lines[:5], pasted, *lines[5:]]))
+    done = robotsgate("verify", str(log), "--key", str(public))
+    assert done.returncode == 1
+    assert done.stdout == (f"{log}:6: removed: record 1 of proxy {_chain_of(other)}, which this "
+                           f"checkpoint follows in its own file: the lines before it were "
+                           f"removed, or it was copied from another log\n")
