@@ -13,16 +13,21 @@ another's fresh one, and no record is lost between the size check and the write.
 import contextlib
 import fcntl
 import json
+import logging
 import os
+import stat
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import MISSING, asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from robotsgate.audit_chain import Chain, Linked
+from robotsgate import audit_state
+from robotsgate.audit_chain import Chain, Linked, Where
 from robotsgate.outcomes import Reason
 from robotsgate.signing import SigningKey
+
+logger = logging.getLogger(__name__)
 
 # block: the proxy answered itself (403, 429, 503) and nothing of the request left;
 # would-block: it would have, in monitor mode;
@@ -134,10 +139,12 @@ class AuditRecord:
                                  "again)", None)
     address: str | None = _doc("for a dns event: the address the proxy's resolver answered "
                                "with (the one it dials for that name)", None)
-    proxy: str | None = _doc("the id of the proxy that wrote it (its chain: several proxies "
-                             "may write one file)", None)
-    seq: int | None = _doc("its number in that proxy's chain: 1, 2, 3, ...", None)
-    prev: str | None = _doc("SHA-256 (hex) of the line that proxy wrote before it, without its "
+    proxy: str | None = _doc("the id of the chain it is in: one per proxy, kept across the "
+                             "proxy's restarts (several proxies may write one file); the first "
+                             "line of each run also has start (new, same-file, other-file)",
+                             None)
+    seq: int | None = _doc("its number in that chain: 1, 2, 3, ...", None)
+    prev: str | None = _doc("SHA-256 (hex) of the chain's line before it, without its "
                             "newline; empty for its first", None)
 
     def to_json(self) -> str:
@@ -184,6 +191,7 @@ class AuditLog:
         self.max_bytes = max_bytes  # 0: never rotate by size
         self.keep = keep  # rotated files kept: path.1 (newest) ... path.<keep>
         self._fd = 1 if path == "-" else self._open()
+        self._where: Where = self._identity(self._fd)  # the file written to
         # Rotation by size is shared by every proxy writing this path: one lock file beside it,
         # never rotated itself.
         self._lock = os.open(f"{path}.lock", os.O_WRONLY | os.O_CREAT, 0o644) \
@@ -192,8 +200,50 @@ class AuditLog:
     def _open(self) -> int:
         return os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 
+    def _identity(self, fd: int) -> Where:
+        """The file written to; None for standard output, or anything but a regular file (a
+        device such as /dev/null, a pipe): no chain state is kept beside those."""
+        if self.path == "-":
+            return None
+        status = os.fstat(fd)
+        return (status.st_dev, status.st_ino) if stat.S_ISREG(status.st_mode) else None
+
+    def claim(self) -> None:
+        """Take up the chain a previous run left beside this log (robotsgate.audit_state), for
+        the proxy's own chain (`resumable`), once: at start-up, or before its first line.
+        Raises OSError when its state cannot be kept."""
+        chain = self.chain
+        if chain is None or not chain.resumable or chain.claimed or self._where is None:
+            return
+        with self._locked() if self._lock != -1 else contextlib.nullcontext():
+            state, said = audit_state.claim(self.path, chain.proxy)
+            for problem in said:
+                logger.warning("robotsgate: audit log %s: %s", self.path, problem)
+            if audit_state.ends_torn(self.path, self._where):
+                # A line cut short (a full disk, a machine that stopped): the next record must
+                # not be glued to it (verify names it as cut).
+                self._write(b"\n")
+                logger.warning("robotsgate: the audit log %s ended inside a line: ended it, so "
+                               "that the next record is a line of its own", self.path)
+            stand = state.stand
+            found = stand.seq > 0 and (stand.dev, stand.ino) == self._where and \
+                audit_state.holds(self.path, stand)
+            if stand.seq and not found:
+                rotated = audit_state.identity(f"{self.path}.1") == (stand.dev, stand.ino)
+                logger.log(logging.INFO if rotated else logging.WARNING,
+                           "robotsgate: the last line of audit chain %s (record %d) is not in "
+                           "%s%s; the chain goes on from record %d, and robotsgate verify "
+                           "names whatever is missing before it", stand.proxy, stand.seq,
+                           self.path, f" (rotated to {self.path}.1)" if rotated else
+                           " (rotated away, replaced, cut or deleted since it was written)",
+                           stand.seq + 1)
+            chain.resume(state, stand.proxy, stand.seq, stand.prev,
+                         self._where if found else None)
+
     def write(self, record: AuditRecord) -> None:
         chain = self.chain
+        if chain is not None and chain.resumable and not chain.claimed:
+            self.claim()
         if chain is None:
             data = record.to_line()  # never raises, whatever the request carried
             if self._lock == -1:
@@ -207,7 +257,7 @@ class AuditLog:
             self._write_linked(chain, record)
             return
         with self._locked():
-            link = chain.record(record)
+            link = chain.record(record, self._where)
             # Room for the checkpoint that closes a file, when one is signed.
             room = _CHECKPOINT_ROOM + len(chain.proxy.encode()) if self.key else 0
             self._rotate_if_full(len(link.line) + room)
@@ -215,10 +265,9 @@ class AuditLog:
 
     def _write_linked(self, chain: Chain, record: AuditRecord,
                       link: Linked | None = None) -> None:
-        if link is None or link.seq != chain.seq + 1:  # a checkpoint went first
-            link = chain.record(record)
-        self._write(link.line)
-        chain.written(link)
+        if link is None or link.seq != chain.seq + 1 or link.where != self._where:
+            link = chain.record(record, self._where)  # a checkpoint went first, or a new file
+        chain.written(link, end=self._write(link.line))
         if chain.since >= self.checkpoint_every:
             # The record is written: a checkpoint that cannot be is tried again with the next
             # record, and is no failure of this one's.
@@ -231,12 +280,12 @@ class AuditLog:
         chain, key = self.chain, self.key
         if chain is None or key is None or self._fd == -1:
             return
-        link = chain.checkpoint(timestamp(self._clock()), key)
+        link = chain.checkpoint(timestamp(self._clock()), key, self._where)
         if link is not None:
-            self._write(link.line)
-            chain.written(link, checkpoint=True)
+            chain.written(link, checkpoint=True, end=self._write(link.line))
 
-    def _write(self, data: bytes) -> None:
+    def _write(self, data: bytes) -> int | None:
+        """Append `data` whole; where it ends in the file (None for standard output)."""
         written = os.write(self._fd, data)
         while written < len(data):  # only on a full disk or similar
             try:
@@ -250,6 +299,8 @@ class AuditLog:
                 raise OSError(f"audit log {self.path}: short write ({written} of {len(data)} "
                               f"bytes)")
             written += more
+        # With O_APPEND, the offset is where this write ended, whoever else appends.
+        return None if self._where is None else os.lseek(self._fd, 0, os.SEEK_CUR)
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
@@ -268,6 +319,7 @@ class AuditLog:
             self.checkpoint()
         os.close(self._fd)
         self._fd = fd
+        self._where = self._identity(fd)
 
     def _rotate_if_full(self, incoming: int) -> None:
         # The file itself is the truth, not a count of our own writes: another proxy may append

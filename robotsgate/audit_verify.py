@@ -11,10 +11,22 @@ one reached but standing out of order was moved. After the anchor, and for a pro
 signed checkpoint, the chain is followed forward: that finds an edit made without recomputing
 the hashes, not one made with them.
 
+Runs. A proxy that starts again goes on with its chain (robotsgate.audit_state), and the first
+line of each run says how (`start`): "new"; "same-file", from a line it found in this file
+before it; "other-file", from a line in another. So a chain's first line given names the line
+before it, and where that line should be: a run that begins "same-file", or a checkpoint (always
+written to the file of the line it follows), whose line before is not in the files given, had
+the lines before it removed (a whole run, say), or was copied from another log: a problem, named
+at that line. A chain that begins with any other line (a record after a rotation, a run
+"other-file") may go on from a file not given: a note.
+
 What a chain cannot show, and verify says instead: lines after a proxy's last checkpoint are
 vouched for by nothing but the chain; a file cut at a line boundary after a checkpoint, or the
 first lines of the oldest file given, leave no trace in the file itself (give the older files
 too, and keep them).
+
+What it covered, it says (Report.covered): files, lines, chains, runs, checkpoints (and how many
+verified), and the time span of the records.
 """
 
 import base64
@@ -23,9 +35,17 @@ import io
 import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import IO
 
-from robotsgate.audit_chain import CHECKPOINT, GENESIS, checkpoint_line, digest, signed_text
+from robotsgate.audit_chain import (
+    CHECKPOINT,
+    GENESIS,
+    STARTS,
+    checkpoint_line,
+    digest,
+    signed_text,
+)
 from robotsgate.signing import PublicKey
 
 
@@ -48,6 +68,7 @@ class _Entry:
     digest: str
     checkpoint: bool
     signed: bool | None = None  # a checkpoint's signature verified (None: not checked)
+    start: str | None = None  # the first line of a run: how it begins (audit_chain.Start)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,10 +88,45 @@ class Report:
     chained: int = 0  # of which records and checkpoints in a chain
     unchained: int = 0  # records without chain fields (written before chaining)
     vouched: int = 0  # lines up to a verified checkpoint, its own included
+    files: list[str] = field(default_factory=list)  # the files read, in order
+    chains: int = 0  # proxies' chains
+    runs: int = 0  # runs of those proxies (a chain's first line given begins one, too)
+    checkpoints: int = 0
+    signed: int = 0  # checkpoints whose signature verified with a key given
+    first: datetime | None = None  # the earliest `ts` of a line read
+    last: datetime | None = None  # the latest
 
     @property
     def ok(self) -> bool:
         return not self.problems and self.chained > 0
+
+    def covered(self) -> str:
+        """What was read, in one line: files, lines, chains, runs, checkpoints, time span."""
+        span = f", from {_ts(self.first)} to {_ts(self.last)}" \
+            if self.first is not None and self.last is not None else ""
+        signed = f" ({self.signed} verified)" if self.checkpoints else ""
+        return (f"{len(self.files)} file(s) ({', '.join(self.files)}), {self.lines} line(s)"
+                f"{span}: {self.chains} chain(s), {self.runs} run(s), {self.checkpoints} "
+                f"checkpoint(s){signed}")
+
+    def _saw(self, entry: "_Entry", ts: str) -> None:
+        """A chained line read: counted, its time in the span."""
+        self.chained += 1
+        if entry.checkpoint:
+            self.checkpoints += 1
+            self.signed += entry.signed is True
+        if entry.start is not None:
+            self.runs += 1
+        try:
+            moment = datetime.fromisoformat(ts)
+        except ValueError:
+            return
+        if moment.tzinfo is None:
+            return  # the proxy writes UTC with its offset: not a time it wrote
+        if self.first is None or moment < self.first:
+            self.first = moment
+        if self.last is None or moment > self.last:
+            self.last = moment
 
 
 def verify(streams: Sequence[tuple[str, IO[bytes]]], keys: list[PublicKey]) -> Report:
@@ -86,6 +142,7 @@ def verify(streams: Sequence[tuple[str, IO[bytes]]], keys: list[PublicKey]) -> R
         for _, stream in streams:
             stream.seek(0)
         report = _analyse(streams, by_key)
+    report.files = [name for name, _ in streams]
     if report.chained and report.unchained:
         report.notes.append(f"{report.unchained} record(s) carry no chain: written before "
                             f"chaining, or by something else (they are vouched for by nothing)")
@@ -128,11 +185,14 @@ def _holds(streams: Sequence[tuple[str, IO[bytes]]], by_key: dict[str, PublicKey
             report.unchained += 1
             continue
         assert isinstance(entry, tuple)
-        proxy, current = entry
-        report.chained += 1
+        proxy, current, ts = entry
+        report._saw(current, ts)
         chain = chains.get(proxy)
         if chain is None:
+            if isinstance(_beginning(proxy, current), Problem):
+                return None
             chain = chains[proxy] = _Last(current, current)
+            report.runs += current.start is None  # a run begun in a file not given
         elif current.seq != chain.last.seq + 1 or current.prev != chain.last.digest:
             return None
         else:
@@ -142,6 +202,7 @@ def _holds(streams: Sequence[tuple[str, IO[bytes]]], by_key: dict[str, PublicKey
             chain.vouched, chain.anchor = chain.count, place
     if by_key and (report.unchained or any(c.anchor is None for c in chains.values())):
         return None  # lines no key vouches for: the second pass says which
+    report.chains = len(chains)
     for proxy, chain in chains.items():
         report.vouched += chain.vouched
         _notes(proxy, chain.first, chain.count - chain.vouched, chain.anchor, report,
@@ -149,15 +210,36 @@ def _holds(streams: Sequence[tuple[str, IO[bytes]]], by_key: dict[str, PublicKey
     return report
 
 
+def _beginning(proxy: str, first: _Entry) -> Problem | str | None:
+    """What the first line given of a chain says of the lines before it: a problem when they
+    should be here (see the module's docstring), else a note when there are some."""
+    if first.prev == GENESIS or first.seq <= 1:
+        return None
+    missing = f"record {first.seq - 1}" if first.seq == 2 else f"records 1 to {first.seq - 1}"
+    if first.checkpoint:
+        return Problem(first.place, f"removed: record {first.seq - 1} of proxy {proxy}, which "
+                                    f"this checkpoint follows in its own file: the lines "
+                                    f"before it were removed, or it was copied from another "
+                                    f"log")
+    if first.start == "same-file":
+        return Problem(first.place, f"removed: {missing} of proxy {proxy}, before this line: "
+                                    f"this run of it began after record {first.seq - 1} in "
+                                    f"this file (a whole run, or more, was taken out)")
+    return f"proxy {proxy}: its chain begins at record {first.seq} ({first.place}): the " \
+           f"records before it are in an older file"
+
+
 def _notes(proxy: str, first: _Entry, tail: int, anchor: Place | None, report: Report,
            keyed: bool) -> None:
-    """What a chain that holds still cannot vouch for."""
+    """What a chain still cannot vouch for; a beginning whose lines before it are missing."""
     if anchor is not None and tail:
         report.notes.append(f"proxy {proxy}: {tail} line(s) after its last signed checkpoint "
                             f"({anchor}) are vouched for by the chain alone")
-    if first.prev != GENESIS and first.seq > 1:
-        report.notes.append(f"proxy {proxy}: its chain begins at record {first.seq} "
-                            f"({first.place}): the records before it are in an older file")
+    said = _beginning(proxy, first)
+    if isinstance(said, Problem):
+        report.problems.append(said)
+    elif said is not None:
+        report.notes.append(said)
 
 
 def _analyse(streams: Sequence[tuple[str, IO[bytes]]], by_key: dict[str, PublicKey]
@@ -179,13 +261,16 @@ def _analyse(streams: Sequence[tuple[str, IO[bytes]]], by_key: dict[str, PublicK
             unchained = unchained or place
         else:
             assert isinstance(entry, tuple)
+            if entry[0] not in chains:
+                report.runs += entry[1].start is None  # a run begun in a file not given
             chains.setdefault(entry[0], []).append(entry[1])
-            report.chained += 1
+            report._saw(entry[1], entry[2])
             if entry[1].signed is False:
                 report.problems.append(Problem(place, _unsigned_what(raw, by_key)))
     for order_, place in broken:
         report.problems.append(Problem(place, _broken_what(order_, order)))
     broken_orders = [order_ for order_, _ in broken]
+    report.chains = len(chains)
     for proxy, entries in chains.items():
         _check(proxy, entries, report, bool(by_key), broken_orders)
     if by_key and unchained is not None:
@@ -202,8 +287,8 @@ def _broken_what(order: int, last: int) -> str:
 
 
 def _entry(raw: bytes, place: Place, order: int, by_key: dict[str, PublicKey]
-           ) -> "tuple[str, _Entry] | bool | None":
-    """(proxy, entry) for a chained line (a checkpoint's signature checked when there are
+           ) -> "tuple[str, _Entry, str] | bool | None":
+    """(proxy, entry, ts) for a chained line (a checkpoint's signature checked when there are
     keys); True for a record without a chain; None for a line that is not a record."""
     if not raw.endswith(b"\n"):
         return None  # the last line of a file cut short (every line is written whole)
@@ -219,10 +304,13 @@ def _entry(raw: bytes, place: Place, order: int, by_key: dict[str, PublicKey]
     if not (isinstance(proxy, str) and type(seq) is int and isinstance(prev, str)):
         return None
     checkpoint = record.get("event") == CHECKPOINT
-    entry = _Entry(place, order, seq, prev, digest(raw), checkpoint)
+    start = record.get("start")
+    if start is not None and start not in STARTS:
+        return None  # only the proxy writes this field, and only those values
+    entry = _Entry(place, order, seq, prev, digest(raw), checkpoint, start=start)
     if checkpoint and by_key:
         entry.signed = _signed(raw, record, proxy, seq, prev, by_key)
-    return proxy, entry
+    return proxy, entry, record["ts"]
 
 
 def _signed(raw: bytes, record: dict[str, object], proxy: str, seq: int, prev: str,
@@ -346,9 +434,11 @@ def _walk_back(proxy: str, entries: list[_Entry], anchor: _Entry, report: Report
             continue
         previous = _below(ordered, seqs, current, reached)
         if not _between(broken, previous.order if previous else 0, current.order):
-            report.problems.append(Problem(current.place, f"removed: record {current.seq - 1}"
-                                                          f" of proxy {proxy}, before this "
-                                                          f"line"))
+            missing = f"record {current.seq - 1}" \
+                if previous is None or previous.seq == current.seq - 2 else \
+                f"record(s) {previous.seq + 1} to {current.seq - 1}"
+            report.problems.append(Problem(current.place, f"removed: {missing} of proxy "
+                                                          f"{proxy}, before this line"))
         if previous is None:
             break
         current = previous
@@ -395,3 +485,8 @@ def _walk_forward(proxy: str, start: _Entry | None, entries: list[_Entry], repor
                                                        f"{proxy} is not the one the next "
                                                        f"({entry.place}) names"))
         last = entry
+
+
+def _ts(moment: datetime) -> str:
+    """A time as the proxy writes it (audit.timestamp), in UTC."""
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds")

@@ -190,8 +190,10 @@ class Gate:
             tdm = await self._tdmrep.statement(origin, tuple(urls))
             if tdm is not None:
                 verdict = replace(verdict, tdm=tdm)
-        if robots.licenses and self._licensing is not None:
-            found = await self._licensing.judge(robots.licenses, urls, request.purposes)
+        if (robots.licenses or robots.unread_licenses) and self._licensing is not None:
+            found = await self._licensing.judge(robots.licenses, urls, request.purposes,
+                                                site=origin.key,
+                                                unread=robots.unread_licenses)
             if isinstance(found, LicenseToken):
                 return replace(verdict, license_token=found)
             if found is not None:

@@ -7,6 +7,17 @@ robots.txt and its usage preferences allow. Every other request costs nothing he
 
 Fetched like robots.txt, by the same fetcher: the egress policy on every address dialled
 (redirects included), its timeouts, a size cap (rsl.MAX_BYTES; a longer document is not read).
+
+Bounded per site, since a site chooses which host its licences are fetched from (a third party
+included): robots.txt's first rsl.MAX_LICENSES (16) distinct documents are read, an answer's
+first MAX_LINKED (8); and at most FETCHES (64) documents are fetched for one site
+(the origin whose robots.txt, or answer, names them) in each robots_cache_ttl. Past the fetch
+budget, a document is judged as last read however old, and one never read is not fetched. The
+rule past either cap: a document not read may prohibit what the bot crawls for, so it counts
+as unavailable (below): a request it may govern is refused, 503 license-unavailable, the
+record's error saying which cap, unless a document that was read refuses it first. A site can
+refuse its own bots that way, which it could by robots.txt as well; it cannot make the proxy
+fetch more. The cache (DOCUMENTS) holds many sites' worth of documents.
 As the proxy itself ("robotsgate (+contact)"), never with a bot's User-Agent: a licence is the
 site's, the same for every bot, and is kept once per document URL, for robots_cache_ttl (a
 shorter Cache-Control max-age wins), an unavailable one for robots_error_ttl. Each body fetched
@@ -71,12 +82,14 @@ from robotsgate.license_servers import Credentials, server_key
 from robotsgate.outcomes import Reason
 from robotsgate.protocol.rsl import (
     MAX_BYTES,
+    MAX_LICENSES,
     Grant,
     License,
     LicenseSource,
     RslDocument,
     Ruling,
     Terms,
+    Unread,
     evaluate,
     read_rsl,
 )
@@ -85,6 +98,12 @@ logger = logging.getLogger(__name__)
 
 ACCEPT = "application/rsl+xml, application/xml;q=0.9, text/xml;q=0.9, */*;q=0.5"
 DOCUMENTS = 1024  # licence documents kept: sites share few (one per site, or one per publisher)
+FETCHES = 4 * MAX_LICENSES  # licence documents fetched per site per robots_cache_ttl
+# Licences one answer may name that are read: each is a fetch in the proxy's own queue. Those
+# past it are not read, and count as unavailable (a licence not read may prohibit what the bot
+# crawls for), unless one that was read refuses first.
+MAX_LINKED = 8
+assert DOCUMENTS >= MAX_LICENSES * 16  # a capped site's documents fit, many times over
 
 Kind = Literal["ok", "missing", "unavailable"]
 
@@ -325,6 +344,9 @@ class Licensing:
         self._archive = archive
         self._kept: cachetools.LRUCache[str, LicenseDocument] = cachetools.LRUCache(size)
         self._inflight: dict[str, asyncio.Task[LicenseDocument]] = {}
+        # Per site: (when its window began, documents fetched in it). Sites past the size are
+        # forgotten first by least recent use (and so begin a new window).
+        self._spent: cachetools.LRUCache[str, tuple[float, int]] = cachetools.LRUCache(size * 4)
         self.fetches = 0  # documents fetched, for tests
         self._credentials = dict(credentials or {})
         self._tokens: cachetools.LRUCache[tuple[str, str], LicenseToken | _NoToken] = \
@@ -338,14 +360,22 @@ class Licensing:
         return self._error_ttl
 
     async def judge(self, licenses: tuple[License, ...], urls: Collection[str],
-                    purposes: Collection[str], *,
+                    purposes: Collection[str], *, site: str,
+                    unread: Unread | None = None,
                     given: Iterable[tuple[License, LicenseDocument]] = ()
                     ) -> LicenseRefusal | LicenseToken | None:
         """The refusal, or the licence to present (a licence server named, and obtained), or
-        None: nothing to do. `given`: documents read already (embedded in a page), judged
-        with those fetched."""
-        named = [(license, await self.document(license.url))
+        None: nothing to do. `site`: the origin that named the licences (its fetch budget);
+        `unread`: the documents it named past a cap, which count as unavailable; `given`:
+        documents read already (embedded in a page), judged with those fetched."""
+        named = [(license, await self.document(license.url, site))
                  for license in _distinct(licenses)]
+        if unread is not None:
+            now = self._clock()
+            named.append((unread.first, LicenseDocument(
+                unread.first.url, "unavailable", None, None, None, now, now,
+                f"{unread.named:,} licence documents named, only the first {unread.cap} "
+                f"read: this one and {unread.count - 1:,} more are not")))
         named += given
         found = judge(named, urls, purposes)
         if found is None or found.kind != "required" or found.server is None:
@@ -396,22 +426,52 @@ class Licensing:
             user_agent=fetch_user_agent(None, self._contact))
         token = _token_of(result, server, resource, self._clock(), self._cache_ttl,
                           self._error_ttl)
+        if isinstance(token, _NoToken) and credentials.secret in token.error:
+            # The server's own words may repeat what it was sent: never into a log or record.
+            token = replace(token, error=token.error.replace(credentials.secret, "[secret]"))
         if isinstance(token, _NoToken):
             logger.warning("robotsgate: no licence for %s: %s", resource, token.error)
         self._tokens[key] = token
         return token
 
-    async def document(self, url: str) -> LicenseDocument:
+    async def document(self, url: str, site: str) -> LicenseDocument:
+        """The document at `url`, as kept or fetched now for `site` (the origin that names
+        it, whose fetch budget a fetch spends)."""
         kept = self._kept.get(url)
-        if kept is not None and kept.expires_at > self._clock():
+        now = self._clock()
+        if kept is not None and kept.expires_at > now:
             return kept
         task = self._inflight.get(url)
         if task is None:
+            if not self._spend(site, now):
+                # Past the site's budget: as last read, however old; never read, not fetched.
+                return kept or LicenseDocument(
+                    url, "unavailable", None, None, None, now, now,
+                    f"not fetched: {FETCHES} licence documents were fetched for {site} in "
+                    f"the last {self._cache_ttl} s, the most in robots_cache_ttl")
             task = asyncio.create_task(self._fetch(url))
             self._inflight[url] = task
             task.add_done_callback(lambda _: self._inflight.pop(url, None))
         # shield: a client that goes away must not cancel the fetch the others wait for.
         return await asyncio.shield(task)
+
+    def _spend(self, site: str, now: float) -> bool:
+        """Whether `site` may have one more document fetched in its window (robots_cache_ttl
+        from its first fetch), counted if so."""
+        start, count = self._spent.get(site, (now, 0))
+        if now - start >= self._cache_ttl:
+            start, count = now, 0
+        if count >= FETCHES:
+            if count == FETCHES:  # said once per window
+                logger.warning("robotsgate: %d licence documents fetched for %s in %d s: no "
+                               "more until %d s from now; its bots' requests that a document "
+                               "never read may govern are refused (license-unavailable)",
+                               FETCHES, escaped(site), self._cache_ttl,
+                               int(start + self._cache_ttl - now))
+                self._spent[site] = (start, count + 1)
+            return False
+        self._spent[site] = (start, count + 1)
+        return True
 
     async def _fetch(self, url: str) -> LicenseDocument:
         self.fetches += 1
@@ -469,6 +529,18 @@ def embedded(page: str, xml: str, now: float) -> tuple[License, LicenseDocument]
         return license, LicenseDocument(page, "missing", None, None, sha256, now, now,
                                         f"no RSL terms: {problems}")
     return license, LicenseDocument(page, "ok", document, None, sha256, now, now)
+
+
+def linked(urls: Iterable[str], source: LicenseSource
+           ) -> tuple[tuple[License, ...], Unread | None]:
+    """The licences an answer names (`source`: its Link header, its <link>s) that are read,
+    and those past MAX_LINKED, which are not: the proxy's and check's reading alike."""
+    distinct = tuple(dict.fromkeys(urls))
+    named = tuple(License(url, None, source) for url in distinct[:MAX_LINKED])
+    if len(distinct) <= MAX_LINKED:
+        return named, None
+    return named, Unread(License(distinct[MAX_LINKED], None, source),
+                         len(distinct) - MAX_LINKED, len(distinct), MAX_LINKED)
 
 
 def _distinct(licenses: Iterable[License]) -> list[License]:

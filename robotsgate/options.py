@@ -47,11 +47,12 @@ class Rebuilds(StrEnum):
 def _option(default: Any, help: str, *, choices: Sequence[str] | None = None,
             bounds: tuple[int, int] | None = None,
             check: Callable[[Any], object] | None = None,
-            rebuilds: Rebuilds = Rebuilds.NOTHING) -> Any:
-    """A `Settings` field that is an option. `check` raises ValueError with the reason."""
+            rebuilds: Rebuilds = Rebuilds.NOTHING, secret: bool = False) -> Any:
+    """A `Settings` field that is an option. `check` raises ValueError with the reason;
+    `secret`: its value may hold one, and is left out of the Settings' repr."""
     metadata = {"help": help, "choices": tuple(choices) if choices else None, "bounds": bounds,
                 "check": check, "rebuilds": rebuilds}
-    return field(default=default, metadata=metadata)
+    return field(default=default, metadata=metadata, repr=not secret)
 
 
 def _product_token(value: str) -> None:
@@ -172,7 +173,7 @@ class Settings:
         "https:// URL a licence's <content server> names. A licence is then obtained from it "
         "(the Open License Protocol's token request) and presented as Authorization: License; "
         "without an entry, requests that need one are refused (license-required).",
-        check=parse_credentials, rebuilds=Rebuilds.GATE)
+        check=parse_credentials, rebuilds=Rebuilds.GATE, secret=True)
     contact: str = _option(
         "", "A URL about your bots (a page, or mailto:), sent with every robots.txt fetch: "
         "the proxy fetches as 'Token (+URL)' (RFC 9309 §2.2.1), never with a bot's own "
@@ -317,7 +318,7 @@ class Settings:
         "with every proxy on this Redis (fleet mode); redis+cluster://host:port (or "
         "rediss+cluster://): on this Redis Cluster, named by any one of its nodes. Unset: this "
         "process's memory, no Redis needed.", check=_optional(check_url),
-        rebuilds=Rebuilds.GATE)
+        rebuilds=Rebuilds.GATE, secret=True)  # a password in the URL
     redis_prefix: str = _option(
         "robotsgate:", "Prefix of every Redis key and channel robotsgate uses (no spaces or "
         "braces).",

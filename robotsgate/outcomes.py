@@ -182,7 +182,9 @@ OUTCOMES: Final[dict[Reason, Outcome]] = {
         when="an RSL licence the site names could not be fetched (5xx, 429, "
              "timeout, DNS, TLS, a refused address) or read (an XML document past a cap, "
              "not well-formed, with a DOCTYPE), for a bot that declared purposes: for "
-             "robots_error_ttl",
+             "robots_error_ttl; or was not read at all: named past the 16 documents read "
+             "per robots.txt (8 per answer), or past the 64 fetched per site per "
+             "robots_cache_ttl",
         headers=("X-Robotsgate-Purposes", "X-Robotsgate-License", *_ROBOTS)),
     Reason.UNIDENTIFIED: Outcome(
         407, "robotsgate needs to know which bot this is. Send a User-Agent that names your "

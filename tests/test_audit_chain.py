@@ -374,3 +374,195 @@ def test_public_keys_read_from_a_pem_or_a_key_set(tmp_path: Path,
     jwks.write_text(json.dumps({"keys": [{"kty": "RSA", "n": "x", "e": "AQAB"}]}))
     with pytest.raises(ValueError, match="holds no Ed25519 key"):
         signing.public_keys(str(jwks))
+
+
+# -- runs: a proxy that starts again goes on with its chain -----------------------------------
+
+def run(path: Path, count: int, key: signing.SigningKey | None, *, first: int = 0,
+        proxy: str = "host-new", every: int = 100) -> Chain:
+    """One run of a proxy: its own chain (resumable), `count` records, stopped as the proxy
+    stops (the last checkpoint, the chain let go)."""
+    chain = Chain(proxy, resumable=True)
+    log = AuditLog(str(path), chain=chain, key=key, checkpoint_every=every,
+                   clock=lambda: 1_800_000_000.0)
+    for n in range(first, first + count):
+        log.write(record(n))
+    log.close()
+    chain.release()
+    return chain
+
+
+def test_a_second_run_goes_on_with_the_chain_of_the_first(tmp_path: Path,
+                                                          key: signing.SigningKey) -> None:
+    log = tmp_path / "audit.jsonl"
+    one = run(log, 3, key, proxy="host-aaaa")
+    two = run(log, 2, key, first=3, proxy="host-bbbb")
+    assert one.proxy == two.proxy == "host-aaaa"  # the same chain, taken up again
+    parsed = [json.loads(line) for line in lines_of(log)]
+    assert [(p["event"], p["seq"], p.get("start")) for p in parsed] == [
+        ("block", 1, "new"), ("block", 2, None), ("block", 3, None), (CHECKPOINT, 4, None),
+        ("block", 5, "same-file"), ("block", 6, None), (CHECKPOINT, 7, None)]
+    assert parsed[4]["prev"] == digest(lines_of(log)[3])
+    # Only the chain's state beside it, hidden from FILE* patterns.
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        ".audit.jsonl.host-aaaa.chain", "audit.jsonl", "key.pem"]
+    result = checked(key, log)
+    assert result.ok and said(result) == [] and result.vouched == 7
+    assert (result.chains, result.runs, result.checkpoints, result.signed) == (1, 2, 2, 2)
+    assert result.covered() == (
+        f"1 file(s) ({log}), 7 line(s), from 2026-11-27T12:00:00.000+00:00 to "
+        f"2027-01-15T08:00:00.000+00:00: 1 chain(s), 2 run(s), 2 checkpoint(s) (2 verified)")
+
+
+def test_a_whole_run_taken_out_is_named_at_the_line_that_follows_it(
+        tmp_path: Path, key: signing.SigningKey) -> None:
+    log = tmp_path / "audit.jsonl"
+    run(log, 3, key)
+    run(log, 2, key, first=3)
+    log.write_bytes(b"".join(lines_of(log)[4:]))  # every line of the first run, its checkpoint too
+    result = checked(key, log)
+    assert not result.ok
+    assert said(result) == [f"{log}:1: removed: records 1 to 4 of proxy host-new, before this "
+                            f"line: this run of it began after record 4 in this file (a whole "
+                            f"run, or more, was taken out)"]
+    # The same without a key: the chain alone shows it.
+    assert said(checked(None, log)) == said(result)
+
+
+def test_a_run_taken_out_between_two_others_is_named(tmp_path: Path,
+                                                     key: signing.SigningKey) -> None:
+    log = tmp_path / "audit.jsonl"
+    for n in range(3):
+        run(log, 2, key, first=2 * n)
+    lines = lines_of(log)
+    log.write_bytes(b"".join(lines[:3] + lines[6:]))  # the second run: 2 records, 1 checkpoint
+    assert said(checked(key, log)) == [
+        f"{log}:4: removed: record(s) 4 to 6 of proxy host-new, before this line"]
+
+
+def test_a_checkpoint_copied_from_another_log_is_named(tmp_path: Path,
+                                                       key: signing.SigningKey) -> None:
+    log, other = tmp_path / "audit.jsonl", tmp_path / "other" / "audit.jsonl"
+    other.parent.mkdir()
+    run(log, 3, key)
+    run(other, 5, key, proxy="elsewhere-1")
+    pasted = lines_of(other)[-1]  # a genuine checkpoint, signed by the same key
+    assert json.loads(pasted)["event"] == CHECKPOINT
+    lines = lines_of(log)
+    log.write_bytes(b"".join([*lines[:2], pasted, *lines[2:]]))
+    result = checked(key, log)
+    assert said(result) == [f"{log}:3: removed: record 5 of proxy elsewhere-1, which this "
+                            f"checkpoint follows in its own file: the lines before it were "
+                            f"removed, or it was copied from another log"]
+    # A checkpoint of the same chain from an earlier run, pasted later: inserted.
+    log = tmp_path / "again" / "audit.jsonl"
+    log.parent.mkdir()
+    run(log, 3, key)
+    run(log, 2, key, first=3)
+    lines = lines_of(log)
+    log.write_bytes(b"".join([*lines, lines[3]]))
+    problems = said(checked(key, log))
+    assert f"{log}:8: inserted: record 4 of proxy host-new again, after {log}:7" in problems
+
+
+def test_two_proxies_on_one_file_keep_their_own_chains_across_restarts(
+        tmp_path: Path, key: signing.SigningKey) -> None:
+    log = tmp_path / "audit.jsonl"
+    a, b = Chain("host-a", resumable=True), Chain("host-b", resumable=True)
+    logs = [AuditLog(str(log), chain=chain, key=key, checkpoint_every=2) for chain in (a, b)]
+    for n in range(6):
+        logs[n % 2].write(record(n))
+    for audit, chain in zip(logs, (a, b), strict=True):
+        audit.close()
+        chain.release()
+    again = [Chain("host-c", resumable=True), Chain("host-d", resumable=True)]
+    logs = [AuditLog(str(log), chain=chain, key=key, checkpoint_every=2) for chain in again]
+    for n in range(6, 10):
+        logs[n % 2].write(record(n))
+    for audit in logs:
+        audit.close()
+    assert {chain.proxy for chain in again} == {"host-a", "host-b"}
+    result = checked(key, log)
+    assert result.ok and said(result) == [], said(result)
+    assert (result.chains, result.runs) == (2, 4)
+
+
+def test_a_last_line_cut_short_gets_its_newline_and_is_named(
+        tmp_path: Path, key: signing.SigningKey, caplog: pytest.LogCaptureFixture) -> None:
+    log = tmp_path / "audit.jsonl"
+    run(log, 3, key)
+    with log.open("ab") as cut:
+        cut.write(b'{"ts":"2026-11-27T12:00:09.000+00:00","event":"bl')  # a machine stopped
+    run(log, 2, key, first=3)
+    lines = lines_of(log)
+    assert lines[4] == b'{"ts":"2026-11-27T12:00:09.000+00:00","event":"bl\n'
+    assert json.loads(lines[5])["start"] == "same-file"
+    assert "ended inside a line" in caplog.text
+    assert said(checked(key, log)) == [f"{log}:5: not a record: this line was changed"]
+
+
+def test_after_the_log_was_deleted_the_chain_goes_on_and_says_so(
+        tmp_path: Path, key: signing.SigningKey, caplog: pytest.LogCaptureFixture) -> None:
+    log = tmp_path / "audit.jsonl"
+    run(log, 3, key)
+    log.unlink()  # the operator's
+    run(log, 2, key, first=3)
+    parsed = [json.loads(line) for line in lines_of(log)]
+    assert (parsed[0]["seq"], parsed[0]["start"]) == (5, "other-file")
+    assert "is not in" in caplog.text and "deleted" in caplog.text
+    result = checked(key, log)
+    assert result.ok, said(result)
+    assert any("begins at record 5" in note for note in result.notes)
+
+
+def test_lines_cut_from_the_end_while_it_was_stopped_are_named(
+        tmp_path: Path, key: signing.SigningKey) -> None:
+    log = tmp_path / "audit.jsonl"
+    run(log, 4, key)
+    log.write_bytes(b"".join(lines_of(log)[:2]))  # records 3, 4 and the checkpoint gone
+    run(log, 2, key, first=4)
+    assert json.loads(lines_of(log)[2])["start"] == "other-file"
+    assert said(checked(key, log)) == [
+        f"{log}:3: removed: record(s) 3 to 5 of proxy host-new, before this line"]
+
+
+def test_after_a_rotation_while_stopped_the_chain_goes_on_in_the_new_file(
+        tmp_path: Path, key: signing.SigningKey, caplog: pytest.LogCaptureFixture) -> None:
+    log = tmp_path / "audit.jsonl"
+    run(log, 3, key)
+    log.rename(tmp_path / "audit.jsonl.1")
+    with caplog.at_level("INFO"):
+        run(log, 2, key, first=3)
+    assert "rotated to" in caplog.text
+    assert json.loads(lines_of(log)[0])["start"] == "other-file"
+    both = checked(key, tmp_path / "audit.jsonl.1", log)
+    assert both.ok and said(both) == [] and (both.runs, both.chains) == (2, 1)
+    alone = checked(key, log)
+    assert alone.ok and any("begins at record 5" in note for note in alone.notes)
+
+
+def test_a_state_that_is_not_one_is_left_alone_and_a_new_chain_begun(
+        tmp_path: Path, key: signing.SigningKey, caplog: pytest.LogCaptureFixture) -> None:
+    log = tmp_path / "audit.jsonl"
+    run(log, 2, key, proxy="host-old")
+    state = tmp_path / ".audit.jsonl.host-old.chain"
+    state.write_bytes(b"garbage")
+    chain = run(log, 1, key, proxy="host-fresh")
+    assert chain.proxy == "host-fresh" and state.read_bytes() == b"garbage"
+    assert "is not a chain's state" in caplog.text
+
+
+def test_no_state_is_kept_beside_a_log_that_is_not_a_regular_file(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO opens for writing once read
+    try:
+        chain = Chain("host-pipe", resumable=True)
+        log = AuditLog(str(fifo), chain=chain)
+        log.write(record(1))
+        log.close()
+        assert json.loads(os.read(reader, 65536))["start"] == "new"
+    finally:
+        os.close(reader)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pipe"]
+    assert not chain.claimed

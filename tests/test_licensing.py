@@ -14,10 +14,11 @@ from robotsgate.archive import RobotsArchive
 from robotsgate.exchange import Answer, Facts, Forward, Unrestricted
 from robotsgate.gate import Gate, Request
 from robotsgate.license_servers import Credentials, parse_credentials
-from robotsgate.licensing import Licensing, judge
+from robotsgate.licensing import FETCHES, Licensing, judge
 from robotsgate.options import Settings
 from robotsgate.outcomes import Reason
-from robotsgate.protocol.rsl import MAX_BYTES, Grant, License
+from robotsgate.protocol import RobotsTxt
+from robotsgate.protocol.rsl import MAX_BYTES, MAX_LICENSES, Grant, License
 from robotsgate.protocol.rsl import read_rsl as _read_rsl
 
 EX = "https://example.com/robots.txt"
@@ -413,13 +414,64 @@ def test_credentials_are_read_and_bad_ones_named_without_the_secret(tmp_path):
     assert found["https://licenses.example/olp"].secret == "from-file"
     assert found["https://other.example"].client_id == "b2"
     assert "from-file" not in repr(found)
-    for bad, words in (("https://x.example=bot", "not SERVER=CLIENT_ID:SECRET"),
-                       ("http://x.example=bot:hunter2", "https://"),
-                       (f"https://x.example=bot:@{tmp_path}/none", "cannot read"),
-                       ("https://x.example=bot:", "empty secret")):
-        with pytest.raises(ValueError, match=words) as caught:
-            parse_credentials([bad])
-        assert "hunter2" not in str(caught.value)
+
+
+# Every way an entry can be wrong, the secret (hunter2) wherever a slip puts it: each is named
+# by its position and its server's host, and nothing else of it is ever in the message.
+BAD_CREDENTIALS = [
+    ("https://x.example=hunter2", "entry 2 (licence server x.example) is not SERVER="),
+    ("https://x.example:hunter2", "entry 2 (licence server x.example) is not SERVER="),
+    ("https://x.example/olp?k=v=hunter2", "entry 2 (licence server x.example) is not SERVER="),
+    ("hunter2", 'entry 2 (no licence server URL before "=") is not SERVER='),
+    ("bot:hunter2", 'entry 2 (no licence server URL before "=") is not SERVER='),
+    ("=bot:hunter2", 'entry 2 (no licence server URL before "="): the licence server must be '
+                     "an https:// URL"),
+    ("https://x.example= :hunter2", "entry 2 (licence server x.example) is not SERVER="),
+    ("http://x.example=bot:hunter2", "entry 2 (licence server x.example): the licence server "
+                                     "must be an https:// URL"),
+    ("x.example=bot:hunter2", 'entry 2 (no licence server URL before "="): the licence server '
+                              "must be an https:// URL"),
+    ("https://bot:hunter2@x.example=bot:hunter2", "entry 2 (licence server x.example): the "
+                                                  "licence server's URL must not hold"),
+    ("https://x.example=bot:@hunter2", "entry 2 (licence server x.example): cannot read the "
+                                       'secret from the file it names after "@"'),
+    ("https://x.example=bot:@hunter2\0", "entry 2 (licence server x.example): cannot read"),
+    ("https://x.example=bot:", "entry 2 (licence server x.example): an empty secret"),
+]
+
+
+@pytest.mark.parametrize(("bad", "said"), BAD_CREDENTIALS)
+def test_a_bad_credentials_entry_is_named_by_its_place_and_host_never_its_value(bad, said):
+    with pytest.raises(ValueError) as caught:
+        parse_credentials(["https://good.example=ok:fine", bad])
+    message = str(caught.value)
+    assert message.startswith(said), message
+    assert "hunter2" not in message and "bot" not in message, message
+    # The same through the option's own check, and with the option named.
+    with pytest.raises(ValueError) as caught:
+        Settings.read(lambda name: ["https://good.example=ok:fine", bad]
+                      if name == "robots_license_credentials" else
+                      getattr(Settings(), name.removeprefix("robots_")))
+    assert str(caught.value).startswith(f"robots_license_credentials: {said}")
+    assert "hunter2" not in str(caught.value)
+
+
+def test_the_settings_never_show_a_secret():
+    settings = Settings(license_credentials=("https://x.example=bot:hunter2",),
+                        redis="redis://:hunter2@127.0.0.1:6379/0")
+    assert "hunter2" not in repr(settings) and "hunter2" not in str(settings)
+
+
+async def test_a_licence_servers_answer_that_repeats_the_secret_is_not_recorded_with_it():
+    def handle(request: httpx.Request) -> httpx.Response:
+        said = base64.b64decode(request.headers["authorization"].split()[1]).decode()
+        return httpx.Response(400, json={"error": f"invalid_client {said}"})
+
+    gate, _ = licensed_gate(handle)
+    verdict = await gate.check(asking("https://example.com/a", "search"))
+    assert verdict.reason == Reason.LICENSE_REQUIRED
+    error = verdict.license_refusal.error or ""
+    assert "invalid_client" in error and "[secret]" in error and "s3cret" not in error
 
 
 async def test_a_licence_is_only_ever_asked_for_the_requests_own_origin():
@@ -431,3 +483,94 @@ async def test_a_licence_is_only_ever_asked_for_the_requests_own_origin():
     assert verdict.license_token is not None
     form = dict(httpx.QueryParams(asked[0].content.decode()))
     assert form["resource"] == "https://example.com//victim.example/"
+
+
+# -- bounds: what one site can make the proxy fetch -------------------------------------------
+
+THIRD = "https://victim.example"
+PERMITS_TRAINING = b"""<rsl xmlns="https://rslstandard.org/rsl">
+  <content url="/"><license><permits type="usage">ai-all search</permits></license></content>
+</rsl>
+"""
+
+
+def storm(count: int, host: str = THIRD) -> bytes:
+    """A robots.txt that names `count` distinct licence documents at `host`."""
+    return b"User-agent: *\nAllow: /\n" + b"".join(
+        f"License: {host}/l/{n}.xml\n".encode() for n in range(count))
+
+
+def test_robots_txt_reads_the_first_16_documents_it_names_each_once():
+    robots = RobotsTxt.parse(storm(1100))
+    assert [license.line for license in robots.licenses] == list(range(3, 19))
+    unread = robots.unread_licenses
+    assert unread is not None
+    assert (unread.first.url, unread.first.line, unread.count, unread.named, unread.cap) == \
+        (f"{THIRD}/l/16.xml", 19, 1084, 1100, 16)
+    assert MAX_LICENSES == 16
+    # The same document named 1,100 times is one document: nothing past the cap.
+    same = RobotsTxt.parse(b"User-agent: *\nAllow: /\n" + b"License: https://a.example/l\n" * 1100)
+    assert [license.line for license in same.licenses] == [3]
+    assert same.unread_licenses is None
+
+
+async def test_a_storm_of_license_lines_fetches_16_once_and_refuses_what_it_did_not_read():
+    origins = Origins(**{EX: ok(storm(1100)), "victim.example": xml(PERMITS_TRAINING)})
+    gate = wired(origins).gate
+    first = await gate.check(asking("https://example.com/a", "train-ai"))
+    assert sum("victim.example" in url for url in origins.urls) == 16
+    # The 16 read grant training; the 1,084 not read may prohibit it: refused as unavailable.
+    assert (first.action, first.reason, first.status) == \
+        ("unavailable", Reason.LICENSE_UNAVAILABLE, 503)
+    refusal = first.license_refusal
+    assert refusal is not None
+    assert (refusal.url, refusal.line) == (f"{THIRD}/l/16.xml", 19)
+    assert "1,100 licence documents named, only the first 16 read" in (refusal.error or "")
+    second = await gate.check(asking("https://example.com/b", "train-ai"))
+    assert second.reason == Reason.LICENSE_UNAVAILABLE
+    assert sum("victim.example" in url for url in origins.urls) == 16  # kept: none again
+    # A bot that declared nothing is not refused, and fetches nothing.
+    assert (await gate.check(req("https://example.com/c"))).action == "forward"
+
+
+async def test_a_prohibition_among_the_documents_read_is_cited_before_those_not_read():
+    origins = Origins(**{EX: ok(storm(40)), "victim.example": xml(PERMITS_TRAINING),
+                         f"{THIRD}/l/5.xml": xml(NO_TRAINING)})
+    verdict = await wired(origins).gate.check(asking("https://example.com/articles/1",
+                                                     "train-ai"))
+    assert verdict.reason == Reason.LICENSE_PROHIBITED
+    assert verdict.license_refusal is not None and \
+        verdict.license_refusal.url == f"{THIRD}/l/5.xml"
+
+
+async def test_a_site_has_at_most_64_documents_fetched_per_cache_ttl_then_uses_them_as_read():
+    clock = FakeClock(1_000_000.0)
+    # 16 documents that may be kept for no time at all: each request would fetch all 16.
+    origins = Origins(**{EX: ok(storm(16)),
+                         "victim.example": xml(PERMITS_TRAINING, cache_control="max-age=0")})
+    w = wired(origins, clock, cache_ttl=3600)
+    for n in range(10):
+        verdict = await w.gate.check(asking(f"https://example.com/{n}", "train-ai"))
+        assert verdict.action == "forward", (n, verdict.license_refusal)
+        clock.now += 1
+    # 4 requests' worth, then the copies as last read: still judged, still forwarded.
+    assert sum("victim.example" in url for url in origins.urls) == FETCHES == 64
+    clock.now += 3600  # a new window
+    await w.gate.check(asking("https://example.com/again", "train-ai"))
+    assert sum("victim.example" in url for url in origins.urls) == 64 + 16
+
+
+async def test_past_its_budget_a_document_never_read_is_not_fetched_but_refused():
+    clock = FakeClock(1_000_000.0)
+    site = Origins(**{"victim.example": xml(PERMITS_TRAINING, cache_control="max-age=0")})
+    licensing = Licensing(site.fetcher(), clock, cache_ttl=3600)
+    for n in range(FETCHES):
+        await licensing.document(f"{THIRD}/l/{n}.xml", "https://example.com")
+    assert site.fetches == FETCHES
+    held = await licensing.document(f"{THIRD}/l/new.xml", "https://example.com")
+    assert held.kind == "unavailable" and "not fetched: 64 licence documents" in \
+        (held.error or "")
+    assert site.fetches == FETCHES
+    # Another site's budget is its own.
+    other = await licensing.document(f"{THIRD}/l/new.xml", "https://other.example")
+    assert other.kind == "ok" and site.fetches == FETCHES + 1

@@ -16,19 +16,16 @@ import ada_url
 import httpx
 
 from robotsgate.gate import Verdict
-from robotsgate.licensing import LicenseRefusal, LicenseToken, Licensing, embedded
+from robotsgate.licensing import LicenseRefusal, LicenseToken, Licensing, embedded, linked
 from robotsgate.outcomes import Reason
 from robotsgate.pages import PageConfig, Pages
 from robotsgate.pages.charset import MAX_PAGE_BYTES
 from robotsgate.pages.directives import agent_names
 from robotsgate.pages.license_links import page_licenses, rsl_links
 from robotsgate.pages.signals import NO_SIGNALS, PageSignals
-from robotsgate.protocol.rsl import License
 from robotsgate.protocol.usage import Usage
 from robotsgate.purposes import Purposes, UsageRefusal
 from robotsgate.stated import Stated, answer_usage, no_ai_of
-
-MAX_LINKED = 8  # as robotsgate.mitm.licenses
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,16 +75,18 @@ async def judge_answer(url: str, verdict: Verdict, purposes: Purposes, *, agent:
         no_ai_header=no_ai_of(stated.robots_tags, names), no_ai_meta=signals.no_ai)
     if refusal is not None or licensing is None or not purposes:
         return Answered(status, usage, refusal)
-    linked = tuple(dict.fromkeys(
-        ada_url.join_url(url, reference) for name, value in fields
-        if name.lower() == b"link" for reference in rsl_links(value.decode("latin-1"))))
-    found = await licensing.judge(tuple(License(u, None, "link-header")
-                                        for u in linked[:MAX_LINKED]), [url], purposes)
+    # As robotsgate.mitm.licenses judges them: the Link header's at the answer's headers, then
+    # the page's <link>s with its embedded licences; each list capped as the proxy caps it.
+    site = verdict.robots_url.removesuffix("/robots.txt")
+    named, unread = linked((ada_url.join_url(url, reference) for name, value in fields
+                            if name.lower() == b"link"
+                            for reference in rsl_links(value.decode("latin-1"))), "link-header")
+    found = await licensing.judge(named, [url], purposes, site=site, unread=unread)
     if not isinstance(found, LicenseRefusal):
         now = time.time()
+        named, unread = linked(page_licenses(signals, url), "html-link")
         found = await licensing.judge(
-            tuple(License(u, None, "html-link")
-                  for u in page_licenses(signals, url)[:MAX_LINKED]), [url], purposes,
+            named, [url], purposes, site=site, unread=unread,
             given=tuple(embedded(url, xml, now) for xml in signals.inline_licenses))
     if isinstance(found, LicenseToken):
         found = None

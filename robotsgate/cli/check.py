@@ -30,7 +30,7 @@ from robotsgate.cli.common import (
     reading_options,
     tls,
 )
-from robotsgate.cli.licences import read_licences
+from robotsgate.cli.licences import read_licences, unread_entry
 from robotsgate.escape import escaped
 from robotsgate.exchange import Answer, Facts, Unrestricted
 from robotsgate.fetch import Fetcher, FetchResult
@@ -199,10 +199,12 @@ def _check_facts(c: Checked) -> dict[str, Any]:
         "opens_in": None, "sitemaps": list(robots.sitemaps) if robots else [],
         # RSL: the licence documents robots.txt names (line: where), each fetched and read
         # unless robots.txt came from a file: what it says of the URL, per purpose.
-        "licenses": list(c.licences) or [
+        "licenses": (list(c.licences) or [
             {"url": license.url, "line": license.line, "error": "not fetched", "problems": [],
              "applies": None, "purposes": {}}
-            for license in (robots.licenses if robots else ())],
+            for license in (robots.licenses if robots else ())]) + (
+            [unread_entry(robots.unread_licenses)]
+            if robots is not None and robots.unread_licenses is not None else []),
         "proxy_answer": v.status or (status(withheld) if withheld else "forward"),
         # category -> {value, rule, line}, for categories something is stated about.
         "usage": {category: {"value": str(p.value),

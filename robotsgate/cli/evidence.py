@@ -64,6 +64,7 @@ def run_verify(args: argparse.Namespace) -> int:
     if not keys:
         print("note: no --key given: checkpoints' signatures were not checked, and the chain "
               "alone does not show an edit made with its hashes recomputed", file=sys.stderr)
+    print(f"covered: {report.covered()}", file=sys.stderr)
     summary = (f"{report.lines} line(s), {report.chained} chained, "
                f"{report.vouched} vouched for by a signed checkpoint, "
                f"{len(report.problems)} problem(s)")
@@ -113,7 +114,9 @@ def add_parsers(commands: Commands) -> None:
         "verify", help="check that audit logs are the ones the proxy wrote",
         description="Check each proxy's chain of records in the audit logs (oldest file first: "
                     "FILE.2 FILE.1 FILE) and, with --key, the signed checkpoints: prints each "
-                    "line changed, removed, inserted or moved as FILE:LINE: what.",
+                    "line changed, removed, inserted or moved as FILE:LINE: what (a whole run "
+                    "of a proxy taken out, or a checkpoint copied from another log, included), "
+                    "then what it covered: files, lines, chains, runs, checkpoints, time span.",
         epilog="Exit status: 0 verified, 1 problems found (or nothing chained to verify), "
                "2 error.")
     p.add_argument("files", nargs="+", metavar="FILE")

@@ -4,9 +4,10 @@ says of the URL, per purpose. The proxy's answer, above it, is what enforcing th
 """
 
 from typing import Any
+from urllib.parse import urlsplit
 
 from robotsgate.licensing import Licensing, fetchable
-from robotsgate.protocol.rsl import License, evaluate
+from robotsgate.protocol.rsl import License, Unread, evaluate
 from robotsgate.protocol.usage import CATEGORIES
 
 
@@ -23,7 +24,7 @@ async def read_licences(licensing: Licensing, licenses: tuple[License, ...], url
         if not fetchable(license.url):
             facts["error"] = "not a full URL: nothing to fetch"
             continue
-        held = await licensing.document(license.url)
+        held = await licensing.document(license.url, _site(url))
         facts["error"] = held.error
         if held.document is None:
             continue
@@ -38,3 +39,18 @@ async def read_licences(licensing: Licensing, licenses: tuple[License, ...], url
                                                "evidence": finding.evidence.cite()}
                              for finding in evaluate(terms, asked)}
     return found
+
+
+def _site(url: str) -> str:
+    """The origin whose fetch budget the licences spend (one URL checked: never reached)."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def unread_entry(unread: Unread) -> dict[str, Any]:
+    """The documents robots.txt names past the cap, as one entry of the list (never fetched)."""
+    return {"url": unread.first.url, "line": unread.first.line,
+            "error": f"not read: {unread.named:,} licence documents named, only the first "
+                     f"{unread.cap} are read; this one and {unread.count - 1:,} more are not, "
+                     f"and the proxy refuses bots with declared purposes (license-unavailable)",
+            "problems": [], "applies": None, "purposes": {}}

@@ -74,7 +74,8 @@ def add_parser(commands: Commands) -> None:
         description="Warnings with line numbers: unknown directives, rules outside any group, "
                     "misspellings that were accepted, rules shadowed by others, patterns that "
                     "can never match, a body over 500 KiB, a byte order mark, bytes that are "
-                    "not UTF-8, Sitemap lines that are not URLs.",
+                    "not UTF-8, Sitemap and License lines that are not URLs, License lines "
+                    "past the 16 licence documents read.",
         epilog="Exit status: 0 no findings, 1 findings, 2 error (including a URL with no "
                "robots.txt).")
     p.add_argument("source", metavar="FILE|URL",

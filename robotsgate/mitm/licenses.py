@@ -35,6 +35,7 @@ from robotsgate.licensing import (
     Licensing,
     embedded,
     license_answer,
+    linked,
 )
 from robotsgate.mitm import keys
 from robotsgate.mitm.again import send_again
@@ -47,10 +48,6 @@ from robotsgate.protocol.rsl import License, LicenseSource
 from robotsgate.purposes import Purposes
 
 logger = logging.getLogger(__name__)
-
-
-# Licences one answer may name that are read: each is a fetch in the proxy's own queue.
-MAX_LINKED = 8
 
 
 class LicenseCheck:
@@ -143,7 +140,7 @@ class LicenseCheck:
             return
         refusal: LicenseRefusal | None = keys.private(flow).get(keys.LICENSE_JUDGED)
         if refusal is None:
-            linked: tuple[str, ...] = flow.metadata.get(keys.LICENSE_LINKS, ())[:MAX_LINKED]
+            linked: tuple[str, ...] = tuple(flow.metadata.get(keys.LICENSE_LINKS, ()))
             inline: tuple[str, ...] = flow.metadata.get(keys.LICENSE_INLINE, ())
             now = time.time()
             refusal = await self._judge(
@@ -167,8 +164,11 @@ class LicenseCheck:
                      given: tuple[tuple[License, LicenseDocument], ...] = ()
                      ) -> LicenseRefusal | None:
         purposes: Purposes = keys.private(flow)[keys.PURPOSES]
-        named = tuple(License(url, None, source) for url in urls)
-        found = await licensing.judge(named, [flow.request.url], purposes, given=given)
+        named, unread = linked(urls, source)
+        verdict: Verdict = keys.private(flow)[keys.VERDICT]
+        found = await licensing.judge(named, [flow.request.url], purposes,
+                                      site=verdict.robots_url.removesuffix("/robots.txt"),
+                                      unread=unread, given=given)
         # A licence its server would issue: the request has been answered already, so there
         # is nothing left to present it with, and nothing to refuse.
         return None if isinstance(found, LicenseToken) else found
@@ -207,4 +207,4 @@ def _linked(flow: http.HTTPFlow, response: http.Response) -> tuple[str, ...]:
                 found[ada_url.join_url(base, reference)] = None
             except ValueError:
                 continue  # no URL: nothing to fetch
-    return tuple(found)[:MAX_LINKED]
+    return tuple(found)

@@ -96,8 +96,9 @@ class Runtime:
         self._published: Published | None = None  # what the directory server serves now
         self._sighup = False
         self._start_errors: list[str] = []  # what stops the start, each said once
-        # This proxy's chain of audit records, from one audit log to the next (audit_chain.py).
-        self._chain = Chain(proxy_id())
+        # This proxy's chain of audit records, from one audit log to the next (audit_chain.py),
+        # and from the last run's (audit_state.py).
+        self._chain = Chain(proxy_id(), resumable=True)
 
     @property
     def live(self) -> Live:
@@ -294,6 +295,13 @@ class Runtime:
                            authenticated=authenticated)
         live = self.live
         audit = self._sink.audit if self._sink is not None else None
+        try:
+            if audit is not None:
+                audit.claim()  # the chain the last run left: its id is in the summary
+        except OSError as exc:
+            self._cannot_start(f"robots_audit_log: cannot keep its chain's state beside "
+                               f"{live.settings.audit_log}: {exc.strerror or exc}")
+            return
         logger.info(summary(live.settings, metrics=self._metrics_server,
                             proxyauth=authenticated, chain=self._chain.proxy,
                             signer=audit.key.public.keyid if audit and audit.key else None))
@@ -351,6 +359,7 @@ class Runtime:
             await self._live.services.aclose()
         if self._sink is not None:
             self._sink.audit.close()
+        self._chain.release()
 
 
 class _Listening(Protocol):

@@ -8,7 +8,9 @@ parsed structure:
 - rules that never decide because another rule takes precedence over every path they match
   ("shadowed" when that rule says the opposite, "redundant" when it says the same);
 - patterns that can never match a path (a path always starts with '/');
-- Sitemap lines, and RSL License lines, that are not full URLs;
+- Sitemap lines, and RSL License lines, that are not full URLs; License lines naming more
+  licence documents than are read (rsl.MAX_LICENSES): what they name is not read, and a bot
+  that declares what it crawls for is refused (a licence not read may prohibit it);
 - AI usage preferences (Content-Usage, Content-Signal; see usage.py): values that are not a
   Structured Field Dictionary ("usage-syntax", from the parser), and labels that state nothing
   ("usage-label": not in the vocabulary, or a value other than y / n): both are ignored by the
@@ -92,11 +94,21 @@ def _sitemaps(content: bytes) -> list[Finding]:
 
 def _licenses(robots: RobotsTxt) -> list[Finding]:
     """RSL: a License line names a licence document by its full URL (it may be on another
-    host); one that is not a URL names nothing a crawler can fetch."""
-    return [Finding(license.line or 0, "license",  # robots.txt's always have a line
-                    f"License {license.url!r} is not a full URL (RSL 1.0: https://...)")
-            for license in robots.licenses
-            if not license.url.lower().startswith(("https://", "http://"))]
+    host); one that is not a URL names nothing a crawler can fetch. Past the documents read
+    (rsl.MAX_LICENSES), one finding, at the first line not read."""
+    found = [Finding(license.line or 0, "license",  # robots.txt's always have a line
+                     f"License {license.url!r} is not a full URL (RSL 1.0: https://...)")
+             for license in robots.licenses
+             if not license.url.lower().startswith(("https://", "http://"))]
+    unread = robots.unread_licenses
+    if unread is not None:
+        found.append(Finding(
+            unread.first.line or 0, "license",
+            f"{unread.named:,} licence documents named; only the first {unread.cap} are read: "
+            f"this License line and the {unread.count - 1:,} other document(s) named after it "
+            f"are not, and robotsgate refuses the requests of bots that declare what they "
+            f"crawl for (503 license-unavailable), since a licence not read may prohibit it"))
+    return found
 
 
 def _never_matching(rules: Iterable[Rule], reading: Reading) -> list[Finding]:

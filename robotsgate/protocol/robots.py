@@ -20,7 +20,7 @@ from robotsgate.protocol.match import LongestMatch
 from robotsgate.protocol.memo import keep
 from robotsgate.protocol.parse import Key, Line, ParseWarning, tokenize
 from robotsgate.protocol.readings import SEMANTICS, Reading, Semantics, reading_of
-from robotsgate.protocol.rsl import License
+from robotsgate.protocol.rsl import MAX_LICENSES, License, Unread
 from robotsgate.protocol.rules import Group, Rule
 from robotsgate.protocol.urls import normal_path_of
 from robotsgate.protocol.usage import (
@@ -145,15 +145,19 @@ class RobotsTxt:
 
     __slots__ = ("_agent_for", "_by_agent", "_case_sensitive", "_global", "_named", "_policies",
                  "groups", "host", "licenses", "reading", "sitemaps", "states_usage",
-                 "warnings")
+                 "unread_licenses", "warnings")
 
     def __init__(self, groups: tuple[Group, ...], sitemaps: tuple[str, ...], host: str | None,
                  warnings: tuple[ParseWarning, ...], reading: Reading,
-                 case_sensitive: bool, licenses: tuple[License, ...] = ()) -> None:
+                 case_sensitive: bool, licenses: tuple[License, ...] = (),
+                 unread_licenses: Unread | None = None) -> None:
         self.groups = groups
         self.sitemaps = sitemaps
-        # RSL's License lines (global, like Sitemap: they belong to no group and end none).
+        # RSL's License lines (global, like Sitemap: they belong to no group and end none): the
+        # first line naming each document, for the first MAX_LICENSES documents; the others
+        # are not read (unread_licenses says how many, and where the first is named).
         self.licenses = licenses
+        self.unread_licenses = unread_licenses
         self.host = host
         self.warnings = warnings
         self.reading = reading
@@ -407,7 +411,8 @@ def _build(lines: Iterable[Line], warnings: list[ParseWarning], reading: Reading
            case_sensitive: bool) -> RobotsTxt:
     drafts: list[_Draft] = []
     sitemaps: list[str] = []
-    licenses: list[License] = []
+    licenses: dict[str, License] = {}  # URL -> the first line naming it
+    unread: dict[str, int] = {}  # the documents named past MAX_LICENSES -> their first line
     host: str | None = None
     current: _Draft | None = None
     in_rules = False  # a rule was seen since the last User-agent line: the next one starts a group
@@ -463,12 +468,22 @@ def _build(lines: Iterable[Line], warnings: list[ParseWarning], reading: Reading
         elif key is Key.SITEMAP:
             sitemaps.append(value)
         elif key is Key.LICENSE:
-            licenses.append(License(value, line.number))
+            if value in licenses or value in unread:
+                continue  # the same document again: nothing more to read
+            if len(licenses) < MAX_LICENSES:
+                licenses[value] = License(value, line.number)
+            else:
+                unread[value] = line.number
         elif key is Key.HOST and host is None:
             host = value
     warnings.sort(key=lambda w: w.line)
+    past = None
+    if unread:
+        url, number = next(iter(unread.items()))
+        past = Unread(License(url, number), len(unread), len(licenses) + len(unread),
+                      MAX_LICENSES)
     return RobotsTxt(tuple(d.group() for d in drafts), tuple(sitemaps), host, tuple(warnings),
-                     reading, case_sensitive, tuple(licenses))
+                     reading, case_sensitive, tuple(licenses.values()), past)
 
 
 def _present[T](values: Iterable[T | None]) -> list[T]:

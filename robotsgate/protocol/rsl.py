@@ -102,6 +102,7 @@ __all__ = [
     "MAX_CONTENTS",
     "MAX_DEPTH",
     "MAX_ELEMENTS",
+    "MAX_LICENSES",
     "NAMESPACE",
     "USAGE_PURPOSES",
     "Condition",
@@ -114,6 +115,7 @@ __all__ = [
     "RslDocument",
     "Ruling",
     "Terms",
+    "Unread",
     "covers",
     "evaluate",
     "prohibited",
@@ -129,6 +131,11 @@ MAX_BYTES = 512 * 1024
 MAX_DEPTH = 32  # RSL nests 5 deep (rsl/content/license/payment/amount), a feed 7
 MAX_ELEMENTS = 20_000
 MAX_CONTENTS = 1024  # each is tried on every request (terms()), one match each
+# Licence documents read per robots.txt: the first this many distinct URLs its License: lines
+# name. A site names one or a few; each is a fetch, by the proxy, from a host the site chose,
+# so one robots.txt must not make it fetch more. The ones past it are not read, and a licence
+# not read may prohibit what a bot crawls for: the caller refuses what they may govern.
+MAX_LICENSES = 16
 
 # RSL usage token -> the robotsgate purposes it covers; None: every purpose. The definitions
 # (§3.4.1.1, secondary): `all`, "any automated processing", AI training and search included;
@@ -174,6 +181,16 @@ class License:
     url: str
     line: int | None  # 1-based, in robots.txt; None: named by a page or its answer
     source: LicenseSource = "robots.txt"
+
+
+@dataclass(frozen=True, slots=True)
+class Unread:
+    """The licence documents a site named past a cap (MAX_LICENSES for robots.txt): not read."""
+
+    first: License  # the first of them, where it was named
+    count: int  # how many distinct documents, that one included
+    named: int  # how many the site named in all
+    cap: int  # how many were read
 
 
 def covers(token: str, purpose: str) -> bool:

@@ -9,6 +9,8 @@ says.
 import base64
 import hashlib
 import json
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import parse_qs
@@ -17,6 +19,7 @@ from .clients import curl, httpx_call
 from .origins import Origin, Reply, Seen
 from .proxy import Proxy
 
+ROBOTSGATE = Path(sys.executable).parent / "robotsgate"
 OriginFactory = Callable[..., Origin]
 ProxyFactory = Callable[..., Proxy]
 RSL = {"Content-Type": "application/rsl+xml"}
@@ -160,6 +163,55 @@ def test_with_licences_off_none_is_fetched(
     assert not site.saw("/license.xml")
 
 
+# -- a storm of License: lines ---------------------------------------------------------------
+
+PERMITS_ALL = b"""<rsl xmlns="https://rslstandard.org/rsl">
+  <content url="/"><license><permits type="usage">ai-all search</permits></license></content>
+</rsl>
+"""
+
+
+def test_a_storm_of_license_lines_fetches_16_from_the_third_party_once(
+        origin: OriginFactory, proxy: ProxyFactory) -> None:
+    """1,100 License: lines naming documents on a third party's host: the proxy fetches the
+    first 16 (counted by the third party itself), once, and refuses what the others may govern."""
+    site, third = origin(), origin()
+    for n in range(1100):
+        third.route(f"/l/{n}.xml", body=PERMITS_ALL, headers=RSL)
+    site.set_robots("User-agent: *\nAllow: /\n" + "".join(
+        f"License: {third.url(f'/l/{n}.xml')}\n" for n in range(1100)))
+    gate = proxy(robots_purposes=BOTS)
+
+    first = curl(gate, site.url("/a"), headers={"User-Agent": "TrainBot/1.0"})
+    assert len(third.seen) == 16
+    assert sorted(s.path for s in third.seen) == sorted(f"/l/{n}.xml" for n in range(16))
+    assert {s.user_agent for s in third.seen} == {"robotsgate"}
+    assert first.status == 503
+    assert first.header("X-Robotsgate-Reason") == "license-unavailable"
+    assert first.header("X-Robotsgate-License") == third.url("/l/16.xml")
+    assert first.header("X-Robotsgate-Line") == "19"
+    assert "1,100 licence documents named, only the first 16 read" in first.text
+    second = curl(gate, site.url("/b"), headers={"User-Agent": "TrainBot/1.0"})
+    assert second.status == 503
+    assert len(third.seen) == 16, "the second request fetched licences again"
+    assert not site.saw("/a") and not site.saw("/b")
+    # A bot that declared no purpose is not refused for licences, and fetches none.
+    plain = curl(gate, site.url("/c"), headers={"User-Agent": "PlainBot/1.0"})
+    assert plain.status == 200 and len(third.seen) == 16
+
+    records = [r for r in gate.audit() if r["reason"] == "license-unavailable"]
+    assert [(r["url"], r["status"], r["line"], r["license"]) for r in records] == [
+        (site.url(path), 503, 19, third.url("/l/16.xml")) for path in ("/a", "/b")]
+    assert "this one and 1,083 more are not" in records[0]["error"]
+
+    linted = subprocess.run([str(ROBOTSGATE), "lint", site.robots_url], capture_output=True,
+                            text=True, timeout=60)
+    assert linted.returncode == 1, linted.stderr
+    [finding] = [line for line in linted.stdout.splitlines() if "licence documents" in line]
+    assert finding.startswith(f"{site.robots_url}:19: license: 1,100 licence documents named; "
+                              f"only the first 16 are read"), finding
+
+
 # -- licences an answer names -----------------------------------------------------------------
 
 PAGE_LICENSE = b"""<rsl xmlns="https://rslstandard.org/rsl">
@@ -196,6 +248,27 @@ def test_a_link_header_licence_withholds_the_answer_from_a_training_bot(
     assert record["license"] == site.url("/page-license.xml") and record["line"] is None
     assert record["rule"].endswith('<prohibits type="usage"> ai-all')
     assert [s.user_agent for s in site.seen if s.path == "/page-license.xml"] == ["robotsgate"]
+
+
+def test_an_answer_naming_more_licences_than_are_read_is_withheld_from_a_training_bot(
+        origin: OriginFactory, proxy: ProxyFactory) -> None:
+    site = origin(robots="User-agent: *\nAllow: /\n")
+    links = []
+    for n in range(9):  # one past the 8 an answer may have read
+        site.route(f"/l/{n}.xml", body=PERMITS_ALL, headers=RSL)
+        links.append(f'</l/{n}.xml>; rel="license"; type="application/rsl+xml"')
+    site.route("/story", body="the story", headers={"Link": ", ".join(links)})
+    gate = proxy(robots_purposes=BOTS)
+
+    refused = curl(gate, site.url("/story"), headers={"User-Agent": "TrainBot/1.0"})
+    assert refused.status == 503 and "the story" not in refused.text
+    assert refused.header("X-Robotsgate-Reason") == "license-unavailable"
+    assert refused.header("X-Robotsgate-License") == site.url("/l/8.xml")
+    assert "9 licence documents named, only the first 8 read" in refused.text
+    assert sorted(p for p in site.paths() if p.startswith("/l/")) == \
+        [f"/l/{n}.xml" for n in range(8)]
+    [record] = [r for r in gate.audit() if r["reason"] == "license-unavailable"]
+    assert (record["event"], record["origin_status"]) == ("withheld", 200)
 
 
 def test_a_pages_link_element_licence_withholds_it(

@@ -129,3 +129,15 @@ def test_the_soundness_check_can_see_a_wrong_claim() -> None:
     robots = RobotsTxt.parse("User-agent: *\nDisallow: /a\nAllow: /ab\n")
     assert {robots.decide("bot", p).rule.line for p in PATHS  # type: ignore[union-attr]
             if robots.decide("bot", p).rule} == {2, 3}
+
+
+def test_licence_documents_past_those_read_are_one_finding_at_the_first() -> None:
+    body = b"User-agent: *\nAllow: /\n" + b"".join(
+        f"License: https://third.example/{n}.xml\n".encode() for n in range(20))
+    found = [f for f in lint(body) if f.kind == "license"]
+    assert [(f.line, f.kind) for f in found] == [(19, "license")]
+    assert "20 licence documents named; only the first 16 are read" in found[0].message
+    assert "the 3 other document(s)" in found[0].message
+    assert "license-unavailable" in found[0].message
+    # Naming one document many times is naming one.
+    assert lint(b"User-agent: *\nAllow: /\n" + b"License: https://a.example/l.xml\n" * 40) == ()
