@@ -48,7 +48,7 @@ logger = logging.getLogger(__name__)
 ACCEPT = "application/json, */*;q=0.5"
 ORIGINS = 10_000  # origins whose answer is kept (a few hundred bytes each; most say "no file")
 
-Kind = Literal["ok", "missing", "unavailable"]
+FileKind = Literal["ok", "missing", "unavailable"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +56,7 @@ class TdmFile:
     """One origin's tdmrep.json as last fetched."""
 
     url: str
-    kind: Kind  # ok: rules; missing: no file; unavailable: not known (read as reserved)
+    kind: FileKind  # ok: rules; missing: no file; unavailable: not known (read as reserved)
     tdmrep: TdmRep | None  # kind ok
     status: int | None  # the last HTTP status; None when no answer came
     sha256: str | None

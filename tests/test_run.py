@@ -12,7 +12,7 @@ from mitmproxy.test import tflow
 from robotsgate.cli.run import RunError, RunOptions, _setting
 from robotsgate.mitm import keys
 from robotsgate.mitm.answers import answer
-from robotsgate.mitm.tally import Tally as Counting
+from robotsgate.mitm.tally import Counting
 from robotsgate.outcomes import Reason
 from robotsgate.sealing import summary
 from robotsgate.sealing.environment import (
@@ -21,7 +21,7 @@ from robotsgate.sealing.environment import (
     ProxyAddress,
     child_environment,
 )
-from robotsgate.sealing.namespace import _WHY, Refusal
+from robotsgate.sealing.namespace import _WHY, SealRefusal
 
 # --- the command line ----------------------------------------------------------------------------
 
@@ -187,5 +187,5 @@ def test_each_refusal_of_the_kernel_is_explained() -> None:
     assert "kernel.apparmor_restrict_unprivileged_userns=1" in _WHY[errno.EPERM]
     assert "kernel.unprivileged_userns_clone=0" in _WHY[errno.EPERM]
     assert "user.max_user_namespaces is 0" in _WHY[errno.ENOSPC]
-    assert Refusal("unshare", "Operation not permitted").said() == \
+    assert SealRefusal("unshare", "Operation not permitted").said() == \
         "cannot seal the bot: unshare: Operation not permitted"

@@ -22,7 +22,7 @@ from robotsgate.protocol import is_product_token
 from robotsgate.sealing import summary
 from robotsgate.sealing.capture import CaptureError, CaptureNet
 from robotsgate.sealing.environment import ProxyAddress, child_environment
-from robotsgate.sealing.namespace import Refusal, Seal
+from robotsgate.sealing.namespace import Seal, SealRefusal
 from robotsgate.sealing.relay import Relay
 
 # The run's own failures: statuses no bot's exit is mistaken for (as env, timeout and docker
@@ -333,7 +333,7 @@ class _Run:
                 preexec_fn=_child_setup(seal, terminal))
         except (FileNotFoundError, PermissionError, subprocess.SubprocessError) as exc:
             refusal = seal.listener() if seal is not None else None
-            if isinstance(refusal, Refusal):
+            if isinstance(refusal, SealRefusal):
                 self.say(f"robotsgate run: {refusal.said()}. Nothing was run: see "
                          f"docs/operating/sealing.md")
                 return _NotRun(RUN_ERROR)
@@ -348,7 +348,7 @@ class _Run:
         relay = None
         if seal is not None:
             listener = seal.listener()
-            if isinstance(listener, Refusal):  # cannot be: the child ran only once sealed
+            if isinstance(listener, SealRefusal):  # cannot be: the child ran only once sealed
                 child.kill()
                 child.wait()
                 self.say(f"robotsgate run: {listener.said()}")

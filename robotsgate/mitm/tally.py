@@ -34,7 +34,7 @@ class _Host:
                 "would_refuse": self.would_refuse}
 
 
-class Tally:
+class Counting:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.hosts: dict[str, _Host] = {}
@@ -78,7 +78,7 @@ class Tally:
 TALLY_VARIABLE = "ROBOTSGATE_RUN_TALLY"  # where the proxy a run starts writes its counts
 
 
-def from_environment() -> list[Tally]:
-    """The addons of robotsgate/run_addon.py: a Tally when the run named its file."""
+def from_environment() -> list[Counting]:
+    """The addons of robotsgate/run_addon.py: a Counting when the run named its file."""
     path = os.environ.get(TALLY_VARIABLE)
-    return [Tally(Path(path))] if path else []
+    return [Counting(Path(path))] if path else []

@@ -14,7 +14,7 @@ that nothing of the bot ever runs outside it:
 
 Any other address is "network unreachable" in there, names do not resolve (the resolvers of
 /etc/resolv.conf are not reachable), and UDP goes nowhere. Where the kernel refuses a step, the
-child sends why over the socket pair and does not run the bot (`Refusal`): never an unsealed
+child sends why over the socket pair and does not run the bot (`SealRefusal`): never an unsealed
 run.
 """
 
@@ -42,7 +42,7 @@ _WHY = {
 
 
 @dataclass(frozen=True, slots=True)
-class Refusal:
+class SealRefusal:
     """Why the bot could not be sealed; it was not run."""
 
     step: str
@@ -112,14 +112,14 @@ class Seal:
             raise
         self._child.close()
 
-    def listener(self) -> socket.socket | Refusal:
+    def listener(self) -> socket.socket | SealRefusal:
         """In the parent, once Popen has returned or failed: the namespace's listener, or why
         there is none."""
         self._child.close()
         try:
             message, fds, _, _ = socket.recv_fds(self._parent, 4096, 1)
         except OSError as exc:
-            return Refusal("reading the child's answer", str(exc))
+            return SealRefusal("reading the child's answer", str(exc))
         finally:
             self._parent.close()
         if message == b"ok" and len(fds) == 1:
@@ -128,8 +128,8 @@ class Seal:
             os.close(fd)
         if message.startswith(b"no"):
             step, _, error = message[2:].decode("utf-8", "replace").partition(": ")
-            return Refusal(step, error)
-        return Refusal("starting the child", "it ended before it was sealed")
+            return SealRefusal(step, error)
+        return SealRefusal("starting the child", "it ended before it was sealed")
 
     def close(self) -> None:
         self._child.close()
