@@ -634,6 +634,7 @@ class Origin:
 
     name: str
     outside: str  # the veth end in the machine's namespace
+    inside: str  # the other end, in the namespace
     host: str
     address: str
 
@@ -678,7 +679,7 @@ def linked_namespace(prefix: str) -> Iterator[Origin]:
         ip("-n", name, "addr", "add", f"{address}/30", "dev", inside)
         ip("-n", name, "link", "set", inside, "up")
         ip("-n", name, "link", "set", "lo", "up")
-        yield Origin(name, outside, host, address)
+        yield Origin(name, outside, inside, host, address)
     finally:
         subprocess.run(["ip", "link", "del", outside], capture_output=True, timeout=30)
         subprocess.run(["ip", "netns", "del", name], capture_output=True, timeout=30)
