@@ -44,10 +44,22 @@ then also give that revision's figures and this checkout's rps over it, measured
 In the second table that revision also runs signing (then-signed) if it can sign requests
 (it has robots_signature_agent); it is left out otherwise.
 
-Needs nginx and wrk (Debian: `apt-get install -y nginx wrk && service nginx stop`).
+With `--capture` (root; `--capture-only`: it alone), a table for `robotsgate run --capture`:
+each launch a `robotsgate serve` as the run starts it (`--mode regular --mode tun:NAME`, lazy
+connections), its TUN interface moved into a namespace by the run's own code
+(robotsgate.sealing.capture); nginx in a network namespace of its own (a veth pair), which the
+capture namespace reaches only through the proxy; wrk in the capture namespace connecting to
+nginx itself, with no proxy setting (capture), against wrk through the same proxy's regular
+port (regular), in alternating rounds: requests/s, the proxy's CPU per request (the TUN
+interface's userspace TCP stack runs in the proxy's process) and capture / regular.
+scripts/bench_capture.py sets TUN beside mitmproxy's transparent and WireGuard modes.
+
+Needs nginx and wrk (Debian: `apt-get install -y nginx wrk && service nginx stop`); `--capture`
+also iproute2.
 
     .venv/bin/python scripts/bench_proxy.py [--seconds 5] [--rounds 5] [--launches N]
         [--concurrency 1,10,50] [--against REV] [--signed | --signed-only]
+        [--capture | --capture-only]
 """
 
 import argparse
