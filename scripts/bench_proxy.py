@@ -44,20 +44,34 @@ then also give that revision's figures and this checkout's rps over it, measured
 In the second table that revision also runs signing (then-signed) if it can sign requests
 (it has robots_signature_agent); it is left out otherwise.
 
-Needs nginx and wrk (Debian: `apt-get install -y nginx wrk && service nginx stop`).
+With `--capture` (root; `--capture-only`: it alone), a table for `robotsgate run --capture`:
+each launch a `robotsgate serve` as the run starts it (`--mode regular --mode tun:NAME`, lazy
+connections), its TUN interface moved into a namespace by the run's own code
+(robotsgate.sealing.capture); nginx in a network namespace of its own (a veth pair), which the
+capture namespace reaches only through the proxy; wrk in the capture namespace connecting to
+nginx itself, with no proxy setting (capture), against wrk through the same proxy's regular
+port (regular), in alternating rounds: requests/s, the proxy's CPU per request (the TUN
+interface's userspace TCP stack runs in the proxy's process) and capture / regular.
+scripts/bench_capture.py sets TUN beside mitmproxy's transparent and WireGuard modes.
+
+Needs nginx and wrk (Debian: `apt-get install -y nginx wrk && service nginx stop`); `--capture`
+also iproute2.
 
     .venv/bin/python scripts/bench_proxy.py [--seconds 5] [--rounds 5] [--launches N]
         [--concurrency 1,10,50] [--against REV] [--signed | --signed-only]
+        [--capture | --capture-only]
 """
 
 import argparse
 import base64
+import contextlib
 import datetime
 import http.client
 import ipaddress
 import json
 import os
 import re
+import secrets
 import shutil
 import socket
 import statistics
@@ -66,7 +80,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -163,13 +177,14 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def wait_for(port: int, process: subprocess.Popen[bytes], what: str) -> None:
+def wait_for(port: int, process: subprocess.Popen[bytes], what: str,
+             host: str = "127.0.0.1") -> None:
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise SystemExit(f"{what} exited with {process.returncode}")
         try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            with socket.create_connection((host, port), timeout=0.5):
                 return
         except OSError:
             time.sleep(0.05)
@@ -202,12 +217,14 @@ def certificate(workdir: Path) -> tuple[Path, Path]:
     return cert_path, key_path
 
 
-def start_nginx(workdir: Path, tls: bool, page: bytes = PAGE
+def start_nginx(workdir: Path, tls: bool, page: bytes = PAGE, origin: "Origin | None" = None
                 ) -> tuple[subprocess.Popen[bytes], int, int]:
     """nginx on a plain HTTP port and, with `tls`, on an https one (0 without), serving `page`
     as page.html; the https server logs every request to TLS_LOG and answers /echo with what
-    it received."""
+    it received. On 127.0.0.1, or (`origin`) at the address of a network namespace of its own,
+    started inside it."""
     port = free_port()
+    host = origin.address if origin is not None else "127.0.0.1"
     www = workdir / "www"
     www.mkdir()
     workdir.chmod(0o755)  # nginx's workers run as an unprivileged user
@@ -252,12 +269,13 @@ http {{
     access_log off;
     keepalive_requests 100000000;
     types {{ text/html html; text/plain txt; }}
-    server {{ listen 127.0.0.1:{port}; root {www}; }}{https}
+    server {{ listen {host}:{port}; root {www}; }}{https}
 }}
 """)
-    process = subprocess.Popen(["nginx", "-c", str(config), "-p", str(workdir)],
+    inside = ["ip", "netns", "exec", origin.name] if origin is not None else []
+    process = subprocess.Popen([*inside, "nginx", "-c", str(config), "-p", str(workdir)],
                                stderr=subprocess.DEVNULL)
-    wait_for(port, process, "nginx")
+    wait_for(port, process, "nginx", host)
     if tls:
         wait_for(tls_port, process, "nginx (https)")
     return process, port, tls_port
@@ -310,17 +328,23 @@ _UNIT_MS = {"us": 0.001, "ms": 1.0, "s": 1000.0}
 
 
 def wrk(proxy_port: int, proxy_pid: int, url: str, connections: int, close: bool,
-        seconds: int, workdir: Path) -> Run:
+        seconds: int, workdir: Path, inside: str | None = None) -> Run:
+    """wrk through the proxy on `proxy_port` (absolute-form targets); or (`inside`, a network
+    namespace) wrk run in that namespace, connecting to `url` itself with no proxy setting: a
+    captured bot's requests, which the namespace's route brings to the proxy."""
     script = workdir / "target.lua"
     host = url.split("/")[2]
+    path = "/" + url.split("/", 3)[3] if inside else url
     script.write_text(
-        f'wrk.path = "{url}"\nwrk.headers["Host"] = "{host}"\n'
+        f'wrk.path = "{path}"\nwrk.headers["Host"] = "{host}"\n'
         f'wrk.headers["User-Agent"] = "{USER_AGENT}"\n'
         + ('wrk.headers["Connection"] = "close"\n' if close else ""))
+    target = f"http://{host}" if inside else f"http://127.0.0.1:{proxy_port}"
+    netns = ["ip", "netns", "exec", inside] if inside else []
     before = cpu_seconds(proxy_pid)
     out = subprocess.run(
-        ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--latency", "-s", str(script),
-         f"http://127.0.0.1:{proxy_port}"], capture_output=True, text=True, check=True).stdout
+        [*netns, "wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--latency", "-s",
+         str(script), target], capture_output=True, text=True, check=True).stdout
     cpu = cpu_seconds(proxy_pid) - before
     requests = int(re.search(r"(\d+) requests in", out)[1])  # type: ignore[index]
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out)[1])  # type: ignore[index]
@@ -328,6 +352,8 @@ def wrk(proxy_port: int, proxy_pid: int, url: str, connections: int, close: bool
     errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     if requests == 0:
         raise SystemExit(f"wrk made no request:\n{out}")
+    if inside and re.search(r"Socket errors: connect [1-9]", out):
+        raise SystemExit(f"wrk could not connect from {inside}:\n{out}")
     if errors and REFUSED not in url:  # only the 403 path may answer anything but 2xx
         raise SystemExit(f"unexpected error answers:\n{out}")
     return Run(rps, float(p50[1]) * _UNIT_MS[p50[2]] if p50 else float("nan"),
@@ -610,6 +636,139 @@ def signed_table(args: argparse.Namespace, launches: list[Started], names: list[
           f"{'met' if worst >= 0.95 else 'NOT met'}")
 
 
+# --- capture: a namespace's traffic brought to the proxy (robotsgate run --capture) -----------
+
+
+@dataclass(frozen=True)
+class Origin:
+    """A network namespace joined to this one by a veth pair: `address` inside (where an origin
+    listens), `host` on this side. Nothing is routed further: the /30 is the link itself."""
+
+    name: str
+    outside: str  # the veth end in the machine's namespace
+    inside: str  # the other end, in the namespace
+    host: str
+    address: str
+
+
+def ip(*args: str) -> None:
+    done = subprocess.run(["ip", *args], capture_output=True, text=True, timeout=30)
+    if done.returncode != 0:
+        raise SystemExit(f"ip {' '.join(args)}: {done.stderr.strip()}")
+
+
+def free_network() -> ipaddress.IPv4Network:
+    """A /30 of 10.200.0.0/13 that no route of this machine uses."""
+    out = subprocess.run(["ip", "-4", "route", "show", "table", "all"], capture_output=True,
+                         text=True, timeout=30).stdout
+    used = []
+    for line in out.splitlines():
+        words = line.split()
+        first = words[1] if words and words[0] in ("local", "broadcast", "unicast") and \
+            len(words) > 1 else (words[0] if words else "")
+        with contextlib.suppress(ValueError):
+            used.append(ipaddress.ip_network(first, strict=False))
+    for _ in range(50):
+        network = ipaddress.ip_network(f"10.{200 + secrets.randbelow(54)}."
+                                       f"{secrets.randbelow(256)}.{4 * secrets.randbelow(64)}/30")
+        if not any(network.overlaps(other) for other in used):
+            return network
+    raise SystemExit("no free /30 in 10.200.0.0/13 for a namespace")
+
+
+@contextlib.contextmanager
+def linked_namespace(prefix: str) -> Iterator[Origin]:
+    """A namespace of its own (ip netns), joined to this one by a veth pair; removed after."""
+    tag = secrets.token_hex(3)
+    name, outside, inside = f"{prefix}{tag}", f"{prefix}h{tag}", f"{prefix}i{tag}"
+    host, address = (str(a) for a in free_network().hosts())
+    ip("netns", "add", name)
+    try:
+        ip("link", "add", outside, "type", "veth", "peer", "name", inside)
+        ip("link", "set", inside, "netns", name)
+        ip("addr", "add", f"{host}/30", "dev", outside)
+        ip("link", "set", outside, "up")
+        ip("-n", name, "addr", "add", f"{address}/30", "dev", inside)
+        ip("-n", name, "link", "set", inside, "up")
+        ip("-n", name, "link", "set", "lo", "up")
+        yield Origin(name, outside, inside, host, address)
+    finally:
+        subprocess.run(["ip", "link", "del", outside], capture_output=True, timeout=30)
+        subprocess.run(["ip", "netns", "del", name], capture_output=True, timeout=30)
+
+
+def wait_for_link(name: str, process: subprocess.Popen[bytes]) -> None:
+    """Until the network interface `name` exists (the proxy made its TUN interface)."""
+    deadline = time.monotonic() + 30
+    while subprocess.run(["ip", "link", "show", name], capture_output=True).returncode != 0:
+        if process.poll() is not None or time.monotonic() > deadline:
+            raise SystemExit(f"the proxy made no interface {name}")
+        time.sleep(0.05)
+
+
+def capture_table(args: argparse.Namespace, page: bytes, workdir: Path) -> None:
+    """Requests/s captured (robotsgate run --capture: wrk in the capture namespace, connecting
+    to the origin itself) against the same proxy's regular mode (wrk through it, from this
+    namespace), the origin (nginx) in a namespace of its own that the capture namespace
+    reaches only through the proxy."""
+    sys.path.insert(0, str(REPO))
+    from robotsgate.sealing.capture import CaptureNet
+
+    where = workdir / "capture"
+    where.mkdir()
+    workdir.chmod(0o755)  # nginx's workers run as an unprivileged user
+    nets: list[CaptureNet] = []
+    proxies: list[subprocess.Popen[bytes]] = []
+    nginx = None
+    with linked_namespace("rgbo") as origin:
+        try:
+            nginx, port, _ = start_nginx(where, False, page, origin)
+            url = f"http://{origin.address}:{port}/page.html"
+            launches = []
+            for launch in range(args.launches or args.rounds):
+                net = CaptureNet.new()
+                nets.append(net)
+                process, proxy_port = start_mitmdump(
+                    where, f"capture-{launch}", REPO, serve=True,
+                    extra=[*net.proxy_args(), "--set", f"robots_egress_allow={origin.address}"])
+                proxies.append(process)
+                wait_for_link(net.tun, process)
+                net.make()
+                launches.append((process, proxy_port, net))
+                cache_robots(proxy_port, url)
+                for inside in (None, net.netns):  # warm-up
+                    wrk(proxy_port, process.pid, url, 10, False, 2, where, inside)
+            print(f"\n--capture against regular mode: the same proxy (robotsgate serve with "
+                  f"--mode regular --mode tun, as robotsgate run --capture starts it); regular: "
+                  f"wrk through it, absolute-form targets; capture: wrk in the capture "
+                  f"namespace, connecting to the origin itself (no proxy setting); nginx in a "
+                  f"namespace of its own at {origin.address}. {args.rounds} alternating runs of "
+                  f"{args.seconds:g} s per cell on {len(launches)} launches; CPU is the "
+                  f"proxy's per request (the TUN interface's TCP stack included)")
+            print(f"{'path':9} {'conn':10} {'c':>3} | {'regular rps':>11} {'cpu µs':>6} | "
+                  f"{'capture rps':>11} {'cpu µs':>6} | capture/regular (range)")
+            worst = float("inf")
+            for close in (False, True):
+                for c in (int(x) for x in args.concurrency.split(",")):
+                    runs: dict[str, list[Run]] = {"regular": [], "capture": []}
+                    for round_ in range(args.rounds):
+                        process, proxy_port, net = launches[round_ % len(launches)]
+                        order = ["regular", "capture"]
+                        for name in order if round_ % 2 == 0 else order[::-1]:
+                            runs[name].append(wrk(
+                                proxy_port, process.pid, url, c, close, args.seconds, where,
+                                net.netns if name == "capture" else None))
+                    captured, text = ratio(runs, "capture", "regular")
+                    worst = min(worst, captured)
+                    print(f"{'allowed':9} {'close' if close else 'keep-alive':10} {c:>3} | "
+                          f"{cells(runs, ['regular', 'capture'], 11)} | {text}", flush=True)
+            print(f"worst capture/regular: {worst:.2f}")
+        finally:
+            stop(proxies, nginx, None)
+            for net in nets:
+                net.remove()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=int, default=5, help="length of each wrk run")
@@ -630,7 +789,14 @@ def main() -> int:
                               "signing against robotsgate not signing, in the same rounds")
     signing.add_argument("--signed-only", action="store_true",
                          help="only that measurement")
+    parser.add_argument("--capture", action="store_true",
+                        help="(root) also measure robotsgate run --capture (mitmproxy's TUN "
+                             "mode, wrk in the capture namespace) against regular mode")
+    parser.add_argument("--capture-only", action="store_true",
+                        help="only that measurement")
     args = parser.parse_args()
+    if (args.capture or args.capture_only) and os.geteuid() != 0:
+        parser.error("--capture needs root (a TUN interface and network namespaces)")
     if args.rounds < 1 or args.launches < 0:
         parser.error("--rounds must be at least 1 and --launches at least 0")
     for tool in ("nginx", "wrk"):
@@ -643,6 +809,12 @@ def main() -> int:
     os.sched_setaffinity(0, LOAD_CPUS)  # before nginx and wrk start: they inherit it
     with tempfile.TemporaryDirectory(prefix="robotsgate-bench-") as tmp:
         workdir = Path(tmp)
+        if args.capture_only:
+            print(f"the allowed page: {args.page}, {len(page):,} bytes")
+            print(f"proxies on CPU {_cpus(PROXY_CPUS) or 'shared'}, nginx and wrk on CPU "
+                  f"{_cpus(LOAD_CPUS)}")
+            capture_table(args, page, workdir)
+            return 0
         then = worktree(args.against, workdir / "then") if args.against else None
         launches: list[Started] = []
         nginx = None
@@ -688,6 +860,8 @@ def main() -> int:
         finally:
             stop([process for started in launches for process, _ in started.values()],
                  nginx, then)
+        if args.capture:
+            capture_table(args, page, workdir)
     return 0
 
 
