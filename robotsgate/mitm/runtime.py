@@ -29,7 +29,7 @@ from typing import Any, Protocol, TextIO
 import httpx
 from mitmproxy import ctx, exceptions, http, optmanager
 
-from robotsgate import assemble
+from robotsgate import assemble, status
 from robotsgate.agent_directory import DIRECTORY_PATH, Published
 from robotsgate.assemble import Clocks, Services, Upstream
 from robotsgate.audit import AuditLog
@@ -98,6 +98,10 @@ class Runtime:
         self._lookup = lookup  # how names are resolved, in tests
         self._listening: tuple[Socket, ...] = ()  # the proxy's own listening sockets
         self.metrics = Metrics()  # this process's registry; served when robots_metrics_port
+        self.held = status.Held()  # requests held for politeness now, per host
+        self._running = False
+        self._status_every = 0  # robots_status_interval in force (0: no status line)
+        self._status_task: asyncio.Task[None] | None = None
         self._live: Live | None = None
         self._sink: AuditSink | None = None
         self._metrics_server: MetricsServer | None = None
@@ -318,6 +322,8 @@ class Runtime:
                           exchange.agents, stream_bodies, signer))
         if changed & {Rebuilds.METRICS, Rebuilds.DIRECTORY}:
             self._own_changed()  # the proxy's own ports: never a destination
+        if self._running:
+            self._follow_status()
         if old is not None and services is not old.services:
             _close_later(old.services)
 
@@ -342,6 +348,8 @@ class Runtime:
         logger.info(summary(live.settings, metrics=self._metrics_server,
                             proxyauth=authenticated, chain=self._chain.proxy,
                             signer=audit.key.public.keyid if audit and audit.key else None))
+        self._running = True
+        self._follow_status()
         if live.services.fleet is not None:
             # Watch the fleet's Redis from the start: one that cannot be reached is said at
             # once, not at the first request.
@@ -352,6 +360,28 @@ class Runtime:
             asyncio.get_running_loop().add_signal_handler(signal.SIGHUP, self.reopen_audit)
             self._sighup = True
             logger.info("robotsgate: SIGHUP reopens the audit log")
+
+    def _follow_status(self) -> None:
+        """The status line every robots_status_interval seconds, from when the proxy runs; a
+        change of the interval takes effect at once."""
+        every = self.settings.status_interval
+        if every == self._status_every:
+            return
+        if self._status_task is not None:
+            self._status_task.cancel()
+            self._status_task = None
+        self._status_every = every
+        if every:
+            self._status_task = asyncio.get_running_loop().create_task(self._say_status(every))
+
+    async def _say_status(self, every: int) -> None:
+        monotonic = self.clocks.monotonic
+        before, since = status.read(self.metrics, self.held), monotonic()
+        while True:
+            await self.clocks.sleep(every)
+            now, at = status.read(self.metrics, self.held), monotonic()
+            logger.info(status.line(now, before, at - since))
+            before, since = now, at
 
     def reopen_audit(self) -> None:
         if self._sink is None:
@@ -383,6 +413,11 @@ class Runtime:
                         DIRECTORY_PATH)
 
     async def done(self) -> None:
+        self._running = False
+        if self._status_task is not None:
+            self._status_task.cancel()
+            self._status_task = None
+            self._status_every = 0
         if self._sighup:
             asyncio.get_running_loop().remove_signal_handler(signal.SIGHUP)
             self._sighup = False
