@@ -1,14 +1,18 @@
-"""What a person meets in the first hour, through the real proxy and scripts: a bot that is
-asked for proxy credentials is told what to do, and scripts/serve.sh says what it is doing
-while it sets itself up."""
+"""What a person meets in the first hour, through the real proxy, scripts and browser: a bot
+that is asked for proxy credentials is told what to do, scripts/serve.sh says what it is doing
+while it sets itself up, and the site's options table reads in a 1280 px window."""
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import socket
 import subprocess
+import sys
 from collections.abc import Callable
+from html import unescape
 from pathlib import Path
 
 from .machine import REPO, clean_env, require_tool
@@ -86,3 +90,61 @@ def test_serve_sh_says_what_it_does_while_it_sets_itself_up(tmp_path: Path) -> N
     said = done.stdout + done.stderr
     assert done.returncode != 0
     assert said.splitlines()[0].startswith("serve.sh: setting up .venv"), said
+
+
+# Measures the options table as laid out, for --dump-dom: whether the page scrolls sideways,
+# how many lines each option's name takes, and the narrowest meaning column.
+PROBE = """<script>
+const table = document.querySelector('.md-typeset table');
+const wrap = table.parentElement;
+const rows = [...table.querySelectorAll('tbody tr')];
+const found = {
+  client: document.documentElement.clientWidth,
+  scroll: document.documentElement.scrollWidth,
+  table: table.getBoundingClientRect().width, room: wrap.clientWidth,
+  names: rows.map(tr => [tr.cells[0].innerText,
+                         tr.cells[0].querySelector('code').getClientRects().length]),
+  defaults: rows.map(tr => [tr.cells[1].innerText, tr.cells[1].getClientRects().length,
+                            (tr.cells[1].querySelector('code') || tr.cells[1])
+                              .getClientRects().length]),
+  meaning: Math.min(...rows.map(tr => tr.cells[2].getBoundingClientRect().width)),
+};
+const out = document.createElement('pre');
+out.id = 'geometry';
+out.textContent = JSON.stringify(found);
+document.body.append(out);
+</script>"""
+
+
+def test_the_sites_options_table_reads_at_1280_px(tmp_path: Path) -> None:
+    """Every option's name on one line (they were broken inside words: robots_agen|t), the
+    table within the window, and a meaning column wide enough to read; a screenshot in
+    artifacts/options-1280.png."""
+    from robotsgate.options import OPTIONS
+
+    from .test_tooling import ARTIFACTS, chromium
+
+    site = tmp_path / "site"
+    built = subprocess.run([str(Path(sys.executable).parent / "mkdocs"), "build", "--strict",
+                            "--site-dir", str(site)], cwd=REPO, capture_output=True,
+                           text=True, timeout=300, env=clean_env({"NO_MKDOCS_2_WARNING": "1"}))
+    assert built.returncode == 0, built.stderr
+    page = site / "operating" / "options" / "index.html"
+    probe = page.with_name("probe.html")
+    probe.write_text(page.read_text().replace("</body>", PROBE + "</body>"))
+    done = chromium("--dump-dom", "--window-size=1280,1000", probe.as_uri())
+    found = re.search(r'<pre id="geometry">(.*?)</pre>', done.stdout, re.DOTALL)
+    assert found, done.stderr
+    at = json.loads(unescape(found[1]))
+
+    assert at["scroll"] <= at["client"] and at["table"] <= at["room"] + 1, at
+    assert [name for name, _ in at["names"]] == [spec.name for spec in OPTIONS]
+    assert [name for name, lines in at["names"] if lines != 1] == []
+    assert [value for value, _, lines in at["defaults"] if lines != 1] == []
+    assert at["meaning"] >= 480, at["meaning"]
+    ARTIFACTS.mkdir(exist_ok=True)
+    shot = ARTIFACTS / "options-1280.png"
+    shot.unlink(missing_ok=True)
+    chromium(f"--screenshot={shot}", "--window-size=1280,2000", "--hide-scrollbars",
+             page.as_uri())
+    assert shot.exists() and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
