@@ -90,7 +90,8 @@ def test_the_tools_page_commands_answer_as_it_says(
     here = f"http://{site.host}:{site.port}"
     commands = [line.split("  #")[0].strip() for line in block("operating/tools.md", "sh")
                 .splitlines()]
-    assert [command.split()[1] for command in commands] == ["check", "lint", "report"]
+    assert [command.split()[1] for command in commands] == ["check", "lint", "report",
+                                                             "options"]
     done = {}
     for command in commands:
         argv = shlex.split(command.replace("https://example.com", here))
@@ -106,6 +107,11 @@ def test_the_tools_page_commands_answer_as_it_says(
     assert done["report"].returncode == 0, done["report"].stderr
     assert site.url("/private/x") in done["report"].stdout
     assert "Disallow: /private" in (tmp_path / "week.html").read_text()
+    # options: those about the audit log, each with its default.
+    assert done["options"].returncode == 0, done["options"].stderr
+    assert re.findall(r"^(robots_\w+)  \(default", done["options"].stdout, re.MULTILINE) == [
+        "robots_audit_failure", "robots_audit_log", "robots_audit_max_bytes",
+        "robots_audit_keep", "robots_audit_checkpoint"]
 
 
 def test_the_options_pages_config_yaml_is_what_the_proxy_runs_with(
