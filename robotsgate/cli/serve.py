@@ -104,17 +104,16 @@ def serve(args: Sequence[str]) -> int:
         if address is not None and address[1] and _in_use(*address):
             raise CliError(f"{address[0] or '*'}:{address[1]} is in use (another proxy?): "
                            f"--listen-port N (or ROBOTSGATE_PORT) picks another port")
-        port = _env_port()
+        given = " ".join(args)
+        command: list[str] = []
+        if "--listen-host" not in given and "listen_host=" not in given:
+            command += ["--listen-host", os.environ.get("ROBOTSGATE_HOST", "127.0.0.1")]
+        if "--listen-port" not in given and "listen_port=" not in given and not any(
+                arg == "-p" or (arg.startswith("-p") and arg[2:].isdigit()) for arg in args):
+            command += ["--listen-port", _env_port()]
     except CliError as exc:
         print(f"robotsgate serve: {exc}", file=sys.stderr)
         return ERROR
-    given = " ".join(args)
-    command: list[str] = []
-    if "--listen-host" not in given and "listen_host=" not in given:
-        command += ["--listen-host", os.environ.get("ROBOTSGATE_HOST", "127.0.0.1")]
-    if "--listen-port" not in given and "listen_port=" not in given and \
-            not any(arg == "-p" or (arg.startswith("-p") and arg[2:].isdigit()) for arg in args):
-        command += ["--listen-port", port]
     if "flow_detail" not in given and "--flow-detail" not in given:
         command += ["--set", "flow_detail=0"]
     # robotsgate/addon.py, beside this package, loaded as `mitmdump -s` loads a script.
