@@ -13,7 +13,6 @@ problem is known by then (every bad value is), and leaving no audit log behind t
 created.
 """
 
-
 import asyncio
 import contextlib
 import difflib
@@ -349,6 +348,7 @@ class Runtime:
                             proxyauth=authenticated, chain=self._chain.proxy,
                             signer=audit.key.public.keyid if audit and audit.key else None))
         self._running = True
+        self._created.clear()  # started: what it created is the proxy's now
         self._follow_status()
         if live.services.fleet is not None:
             # Watch the fleet's Redis from the start: one that cannot be reached is said at
