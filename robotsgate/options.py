@@ -336,6 +336,11 @@ class Settings:
         rebuilds=Rebuilds.METRICS)
     metrics_host: str = _option(
         "127.0.0.1", "Address the metrics port listens on.", rebuilds=Rebuilds.METRICS)
+    status_interval: int = _option(
+        60, "Seconds between two status lines in the proxy's log, as Scrapy's periodic stats: "
+        "requests (and at what rate since the last line), forwarded (and how many of them "
+        "held for politeness), refused by reason, hosts whose requests are held now, "
+        "robots.txt fetches in flight, money spent. 0: no status line.", bounds=(0, 86_400))
     enforce_nofollow: bool = _option(
         True, "Answer 403 to a request whose Referer is a page that is nofollow for the agent "
         "(META robots, X-Robots-Tag) or that has the requested link in a nofollow section.",

@@ -3,9 +3,11 @@
 The documentation site (docs/, built by MkDocs with scripts/docs_hooks.py) puts these tables
 where a page says `<!-- reference: NAME -->`: every option (robotsgate.options), every answer
 the proxy gives itself and every reason (robotsgate.outcomes), every field of an audit record
-(robotsgate.audit). `robotsgate serve --help` and mitmproxy's `--options` show the same help.
+(robotsgate.audit). `robotsgate options` prints the options' reference as text, from the same
+rows (`option_rows`), and mitmproxy's `--options` shows the same help.
 """
 
+import textwrap
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import fields
 
@@ -24,29 +26,56 @@ def _table(head: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _default(spec: OptionSpec) -> str:
+def _code(text: str) -> str:
+    return f"`{text}`"
+
+
+def _plain(text: str) -> str:
+    return text
+
+
+def _default(spec: OptionSpec, code: Callable[[str], str]) -> str:
     value = spec.default
     if isinstance(value, list):
-        return ", ".join(f"`{item}`" for item in value) if value else "none"
+        return ", ".join(code(item) for item in value) if value else "none"
     if isinstance(value, bool):
-        return f"`{str(value).lower()}`"
-    return f"`{value}`" if value != "" else "unset"
+        return code(str(value).lower())
+    return code(str(value)) if value != "" else "unset"
 
 
-def _values(spec: OptionSpec) -> str:
+def _values(spec: OptionSpec, code: Callable[[str], str]) -> str:
     if spec.choices:
-        return " (" + ", ".join(f"`{choice}`" for choice in spec.choices) + ")"
+        return " (" + ", ".join(code(choice) for choice in spec.choices) + ")"
     if spec.bounds:
         return f" ({spec.bounds[0]:,} to {spec.bounds[1]:,})"
     return ""
 
 
+def option_rows(code: Callable[[str], str] = _plain) -> list[tuple[str, str, str]]:
+    """Every robots_* option, in declaration order: its name, its default and what it does,
+    what it takes and what a change rebuilds; `code` marks names and values (Markdown's
+    backticks for the site, nothing for a terminal)."""
+    return [(code(spec.name), _default(spec, code), spec.help + _values(spec, code)
+             + ("" if spec.rebuilds == "nothing" else f" A change rebuilds the {spec.rebuilds}."))
+            for spec in OPTIONS]
+
+
 def options() -> str:
     """Every robots_* option: name, default, what it does and what a change rebuilds."""
-    return _table(("option", "default", "meaning"), (
-        (f"`{spec.name}`", _default(spec), spec.help + _values(spec)
-         + ("" if spec.rebuilds == "nothing" else f" A change rebuilds the {spec.rebuilds}."))
-        for spec in OPTIONS))
+    return _table(("option", "default", "meaning"), option_rows(_code))
+
+
+def options_text(names: Iterable[str] | None = None, width: int = 100) -> str:
+    """The options' reference for a terminal: each option (or each of `names`) on a line with
+    its default, its meaning wrapped and indented below it."""
+    wanted = None if names is None else set(names)
+    blocks = []
+    for name, default, meaning in option_rows():
+        if wanted is None or name in wanted:
+            blocks.append(f"{name}  (default: {default})\n" + textwrap.fill(
+                meaning, width, initial_indent="    ", subsequent_indent="    ",
+                break_long_words=False, break_on_hyphens=False))
+    return "\n\n".join(blocks) + "\n"
 
 
 def answers() -> str:

@@ -9,8 +9,12 @@ repo="$(cd "$(dirname "$0")/.." && pwd)"
 stamp="$repo/.venv/.robotsgate-installed"
 stale() { [ ! -x "$repo/.venv/bin/robotsgate" ] || [ ! -f "$stamp" ] || [ "$repo/pyproject.toml" -nt "$stamp" ]; }
 if stale; then
+    # Said first: the first install takes a minute or so, and the proxy says nothing until then.
+    echo "serve.sh: setting up .venv and installing robotsgate into it (a minute or so the" \
+         "first time; later starts skip this)" >&2
     # Several proxies started at once (docs/operating/fleet.md) install one at a time: the
     # first installs, the others find it done.
     (flock 9 && if stale; then "$repo/scripts/setup.sh" >&2; fi) 9<"$repo/scripts/setup.sh"
+    echo "serve.sh: installed; starting the proxy" >&2
 fi
 exec "$repo/.venv/bin/robotsgate" serve "$@"

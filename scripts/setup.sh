@@ -21,12 +21,14 @@ find_python() {
 if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else 1)'; then
     py=$(find_python) || { echo "robotsgate needs Python >= 3.12 (set PYTHON=/path/to/python3.12)" >&2; exit 1; }
     rm -rf .venv
+    echo "setup.sh: creating .venv with $("$py" -c 'import sys; print(sys.executable)')" >&2
     "$py" -m venv .venv
     .venv/bin/python -m pip install -q --upgrade pip
 fi
 
 extra=""
 [ "${1:-}" = "test" ] && extra="[test]"
+echo "setup.sh: installing robotsgate${extra} and what it needs into .venv (pip)" >&2
 .venv/bin/python -m pip install -q --disable-pip-version-check -e ".${extra}"
 # scripts/serve.sh installs again only when pyproject.toml is newer than this stamp.
 touch .venv/.robotsgate-installed

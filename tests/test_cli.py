@@ -383,3 +383,76 @@ def test_report_reads_the_proxys_default_log_by_default(tmp_path: Path) -> None:
     done = subprocess.run([str(ROBOTSGATE), "report"], capture_output=True, text=True,
                           timeout=60, cwd=tmp_path)
     assert done.returncode == 0 and "blocks: 1 " in done.stdout
+
+
+# -- usage mistakes say what was meant --------------------------------------------------------
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (["check", "--agnet", "MyBot", "http://example.com/"], "did you mean --agent?"),
+    (["report", "--topp", "3"], "did you mean --top?"),
+    (["lint", "--semantcs", "google", "-"], "did you mean --semantics?"),
+    (["chek", "http://example.com/"], "did you mean check?"),
+])
+def test_a_misspelled_flag_or_command_is_answered_with_the_one_meant(
+        args: list[str], said: str) -> None:
+    done = run(*args)
+    assert done.returncode == 2
+    [error] = [line for line in done.stderr.splitlines() if "error:" in line]
+    assert error.endswith(said), done.stderr
+    assert done.stderr.startswith(f"usage: robotsgate {args[0] if args[0] != 'chek' else ''}")
+
+
+def test_a_flag_like_no_other_gets_no_guess() -> None:
+    done = run("check", "--zzzzzz", "http://example.com/")
+    assert done.returncode == 2
+    assert "unrecognized arguments: --zzzzzz" in done.stderr and "did you mean" not in done.stderr
+
+
+# -- options ----------------------------------------------------------------------------------
+
+
+def test_options_prints_every_option_with_its_help_as_the_site_does() -> None:
+    """The same rows as the site's Options page (robotsgate.reference), for a terminal."""
+    from robotsgate.options import OPTIONS
+
+    done = run("options")
+    assert done.returncode == 0, done.stderr
+    names = re.findall(r"^(robots_\w+)  \(default: ", done.stdout, re.MULTILINE)
+    assert names == [spec.name for spec in OPTIONS]
+    words = " ".join(done.stdout.split())
+    for spec in OPTIONS:
+        assert " ".join(spec.help.split()) in words, spec.name
+    assert "(default: robots-audit.jsonl)" in done.stdout
+    assert run("help", "options").stdout == done.stdout
+
+
+def test_options_with_a_word_prints_the_options_whose_name_has_it() -> None:
+    done = run("options", "redis")
+    assert done.returncode == 0
+    assert re.findall(r"^(robots_\w+)  ", done.stdout, re.MULTILINE) == [
+        "robots_redis", "robots_redis_prefix", "robots_redis_fallback"]  # as declared
+    nothing = run("options", "no-such-word")
+    assert nothing.returncode == 2 and "no option's name has 'no-such-word'" in nothing.stderr
+
+
+def test_help_serve_points_at_the_options_command_not_at_a_page_of_the_checkout() -> None:
+    """docs/operating/options.md is, in a checkout, a placeholder the site's build fills in."""
+    done = run("help", "serve")
+    assert done.returncode == 0
+    assert "docs/operating/options.md" not in done.stdout
+    assert "`robotsgate options`" in done.stdout
+
+
+def test_serve_options_lists_robotsgates_options_first() -> None:
+    """As mitmdump --options writes options (a config.yaml, each with its help), robotsgate's
+    first and all together, then mitmproxy's own: 53 of ours were mixed into 721 lines."""
+    from robotsgate.options import NAMES
+
+    done = run("serve", "--options")
+    assert done.returncode == 0, done.stderr
+    keys = re.findall(r"^(\w+):", done.stdout, re.MULTILINE)
+    assert set(keys[:len(NAMES)]) == NAMES
+    assert not NAMES & set(keys[len(NAMES):])
+    assert {"listen_port", "proxyauth", "ssl_insecure"} <= set(keys[len(NAMES):])
+    assert done.stdout.startswith("# robotsgate's options")

@@ -4,9 +4,13 @@ stays the first five minutes."""
 
 import ast
 import re
+import shutil
+import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import fields
 from pathlib import Path
+from types import SimpleNamespace
 
 import yaml
 
@@ -98,3 +102,53 @@ def test_the_library_example_gives_the_values_it_shows() -> None:
         else:
             exec(source, namespace)
     assert shown == 5
+
+
+def _ci_docs_build() -> str:
+    """The line of .ci/run that builds the documentation site."""
+    [line] = [line for line in (REPO / ".ci" / "run").read_text().splitlines()
+              if "mkdocs build" in line and not line.lstrip().startswith("#")]
+    return line
+
+
+def _build_a_copy(tmp_path: Path, change: Callable[[Path], None]
+                  ) -> subprocess.CompletedProcess[str]:
+    """CI's documentation build, run as .ci/run runs it, on a copy of what the site is built
+    from (the pages, mkdocs.yml, the hooks and the README they include), changed by `change`."""
+    copy = tmp_path / "repo"
+    shutil.copytree(DOCS, copy / "docs")
+    (copy / "scripts").mkdir()
+    for name in ("mkdocs.yml", "README.md", "scripts/docs_hooks.py"):
+        shutil.copy(REPO / name, copy / name)
+    (copy / ".venv").symlink_to(Path(sys.executable).parent.parent)
+    change(copy)
+    return subprocess.run(["bash", "-euo", "pipefail", "-c", _ci_docs_build()], cwd=copy,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_the_ci_docs_build_fails_on_a_broken_link(tmp_path: Path) -> None:
+    """CI's check can fail: the copy as it is builds, and one broken link fails it, naming the
+    link (with --quiet the warning was never shown, so --strict had nothing to count)."""
+    whole = _build_a_copy(tmp_path / "whole", lambda copy: None)
+    assert whole.returncode == 0, whole.stdout + whole.stderr
+
+    def break_a_link(copy: Path) -> None:
+        page = copy / "docs" / "operating" / "fleet.md"
+        page.write_text(page.read_text() + "\nSee [the pacing](nowhere-to-be-found.md).\n")
+
+    broken = _build_a_copy(tmp_path / "broken", break_a_link)
+    assert broken.returncode != 0
+    assert "nowhere-to-be-found.md" in broken.stdout + broken.stderr
+
+
+def test_the_walk_through_links_to_pages_of_the_site_and_names_other_files() -> None:
+    """The five-minute page is the README's section: its links, written for GitHub relative to
+    the README, are written relative to the page, or name a file the site does not have."""
+    page = docs_hooks.on_page_markdown(
+        (DOCS / "getting-started" / "five-minutes.md").read_text(),
+        SimpleNamespace(file=SimpleNamespace(src_uri="getting-started/five-minutes.md")),
+        None, None)
+    assert "[the audit log](../operating/audit-log.md)" in page
+    assert "[HTTPS and clients](https.md)" in page
+    assert "(docs/" not in page and "(deploy/" not in page
+    assert "`deploy/` (`deploy/README.md`)" in page

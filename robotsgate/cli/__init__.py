@@ -1,8 +1,9 @@
-"""`robotsgate serve | run | check | lint | report | show | keygen | directory | verify`: the
-operator's commands.
+"""`robotsgate serve | run | options | check | lint | report | show | keygen | directory | verify`:
+the operator's commands.
 
 - serve: start the proxy (mitmdump with robotsgate's addons)
 - run: one bot behind the gate (a proxy of its own, or a running one; --sealed: no other way out)
+- options: robotsgate's options, with their help
 - check: would this URL be allowed for this bot, and why?
 - lint: is this robots.txt well written?
 - report: what were our bots blocked from, and on what grounds?
@@ -19,10 +20,11 @@ import sys
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 
-from robotsgate.cli import check, evidence, lint, report, run, serve, show
-from robotsgate.cli.common import ERROR, CliError
+from robotsgate.cli import check, evidence, lint, options, report, run, serve, show
+from robotsgate.cli.common import ERROR, CliError, Parser
 
-_COMMANDS = ("serve", "run", "check", "lint", "report", "show", "keygen", "directory", "verify")
+_COMMANDS = ("serve", "run", "options", "check", "lint", "report", "show", "keygen",
+             "directory", "verify")
 
 
 def _version() -> str:
@@ -33,14 +35,14 @@ def _version() -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="robotsgate", description="Tools for the people who run the robotsgate proxy.",
         epilog="Exit status: 0 allowed / no findings, 1 disallowed / findings, 2 error "
                "(a usage mistake included). `robotsgate help COMMAND` (or COMMAND --help) "
                "says more of one.")
     parser.add_argument("--version", action="version", version=f"robotsgate {_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for command in (serve, run, check, lint, report, show):  # in the order --help lists them
+    for command in (serve, run, options, check, lint, report, show):  # in the order --help lists
         command.add_parser(commands)
     evidence.add_parsers(commands)
     commands.add_parser("help", help="this help, or a command's: robotsgate help COMMAND",
@@ -67,8 +69,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run.run(["--help"])
         if len(argv) > 2 or (argv[1:] and argv[1] not in _COMMANDS):
             parser.error(f"help takes one of {', '.join(_COMMANDS)}")
-        argv = [*argv[1:], "--help"] if argv[1:] else ["--help"]
-    args = parser.parse_args(argv)
+        # help options: the options themselves, which is the help asked for.
+        argv = ["options"] if argv[1:] == ["options"] else \
+            [*argv[1:], "--help"] if argv[1:] else ["--help"]
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        # Said by the command's own parser: its usage, and the flag it has that was meant.
+        commands = next(action for action in parser._actions  # argparse: no public way
+                        if isinstance(action, argparse._SubParsersAction))
+        commands.choices[args.command].error(f"unrecognized arguments: {' '.join(extra)}")
     if getattr(args, "top", 1) < 1:
         parser.error("--top must be at least 1")
     try:

@@ -2,9 +2,12 @@
 that fetch and read robots.txt as the proxy does."""
 
 import argparse
+import difflib
 import ssl
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 from urllib.parse import urlsplit
 
 import certifi
@@ -13,12 +16,56 @@ from robotsgate.origin import Origin
 from robotsgate.protocol import SEMANTICS
 
 OK, FOUND, ERROR = 0, 1, 2
-# What each command module's add_parser() adds its subcommand to.
-type Commands = argparse._SubParsersAction[argparse.ArgumentParser]
 
 
 class CliError(Exception):
     """A problem to report in one line, exit status 2."""
+
+
+def hint(parser: argparse.ArgumentParser, words: Sequence[str]) -> str:
+    """What a mistaken command line probably meant: for the first flag of `words` that
+    `parser` does not know, the one most like it ("; did you mean --agent?"), and for a word
+    where a command is expected, the command most like it; "" when nothing is near."""
+    actions = parser._actions  # argparse has no public list of a parser's arguments
+    flags = [flag for action in actions for flag in action.option_strings]
+    commands = [name for action in actions if isinstance(action, argparse._SubParsersAction)
+                for name in action.choices]
+    for word in words:
+        if word == "--":
+            break
+        if word.startswith("-") and len(word) > 1:
+            flag = word.partition("=")[0]
+            if flag in flags or (flag.startswith("--") and any(
+                    known.startswith(flag) for known in flags)):  # an abbreviation argparse takes
+                continue
+            close = difflib.get_close_matches(flag, flags, n=1, cutoff=0.75)
+            return f"; did you mean {close[0]}?" if close else ""
+        if commands:
+            if word in commands:
+                return ""
+            close = difflib.get_close_matches(word, commands, n=1, cutoff=0.75)
+            return f"; did you mean {close[0]}?" if close else ""
+    return ""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse's parser, whose usage mistakes say what was probably meant (`check --agnet`:
+    did you mean --agent?), as `hint` finds it; each subcommand's parser is one too."""
+
+    _words: Sequence[str] = ()
+
+    def parse_known_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                         namespace: argparse.Namespace | None = None
+                         ) -> tuple[argparse.Namespace, list[str]]:
+        self._words = list(sys.argv[1:] if args is None else args)
+        return super().parse_known_args(args, namespace)
+
+    def error(self, message: str) -> NoReturn:
+        super().error(message + hint(self, self._words))
+
+
+# What each command module's add_parser() adds its subcommand to.
+type Commands = argparse._SubParsersAction[Parser]
 
 
 def read_input(path: str) -> bytes:

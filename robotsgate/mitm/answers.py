@@ -203,3 +203,28 @@ def peer(peername: Any) -> str | None:
 
 def _ms(seconds: float | None) -> int | None:
     return None if seconds is None else round(seconds * 1000)
+
+
+def explain_proxy_auth(flow: http.HTTPFlow, proxyauth: str) -> None:
+    """mitmproxy's bare 407 page (its proxyauth addon: a bot that sent no user name, or one the
+    proxy does not take), given a body its bot's operator can act on; `proxyauth` is the
+    option's value, never shown (it may hold a password)."""
+    response = flow.response
+    if response is None or response.status_code != 407 or "proxyauth" in flow.metadata or \
+            "X-Robotsgate-Reason" in response.headers:
+        return
+    given = "Proxy-Authorization" in flow.request.headers  # kept by mitmproxy when refused
+    said = ["This proxy (robotsgate: it makes bots obey robots.txt) needs a user name and "
+            "password from every bot: give the bot the proxy's address with them, as "
+            "http://NAME:PASSWORD@PROXY-HOST:PORT (in HTTP_PROXY and HTTPS_PROXY, or your "
+            "client's proxy setting)."]
+    if given:
+        said.append("The user name and password this request sent were not taken.")
+    if proxyauth == "any":
+        said.append("Any password is taken: the user name names the bot, and robots.txt is "
+                    "obeyed as that bot (its product token, such as MyBot).")
+    else:
+        said.append("Ask this proxy's operator for a user name and password.")
+    response.content = f"{response.status_code} {response.reason}\n\n".encode() + \
+        "\n".join(said).encode() + b"\n"
+    response.headers["Content-Type"] = "text/plain; charset=utf-8"

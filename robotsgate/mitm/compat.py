@@ -59,7 +59,7 @@ def relied_on() -> dict[str, bool]:
                                                      "invoke_addon")),
         "addonmanager.safecall": callable(safecall),
         # serve's start-up check: addons declare their options through a Loader on a master
-        # that has only `options` and `commands` (mitmdump_arguments).
+        # that has only `options` and `commands` (mitmdump_options).
         "Loader(master).master": "master" in _stored(Loader),
         # A request sent again, signed, when its origin asks (robotsgate.mitm.signing).
         "clientplayback.ReplayHandler.replay": hasattr(ReplayHandler, "replay"),
@@ -88,10 +88,8 @@ def check() -> list[str]:
     return []
 
 
-def mitmdump_arguments(args: Sequence[str], *, prog: str) -> argparse.Namespace:
-    """mitmdump's command line read as mitmdump reads it (mitmproxy.tools.cmdline), so that
-    `robotsgate serve` can refuse a mistake with status 2 before it starts mitmdump (which
-    turns argparse's 2 into 1). Raises SystemExit(2), argparse's message printed.
+def mitmdump_options() -> options.Options:
+    """Every option mitmdump declares (robotsgate's are declared by its script, later).
 
     mitmdump's parser has a flag only for an option that is declared, and most are declared by
     mitmdump's addons as they load (`-s` by the script loader, `--modify-headers` by
@@ -107,9 +105,21 @@ def mitmdump_arguments(args: Sequence[str], *, prog: str) -> argparse.Namespace:
             load = getattr(addon, "load", None)
             if callable(load):
                 load(loader)
+    return declared
+
+
+def mitmdump_parser(declared: options.Options, *, prog: str) -> argparse.ArgumentParser:
+    """mitmdump's command line as mitmdump reads it (mitmproxy.tools.cmdline), for options
+    `declared` (mitmdump_options), so that `robotsgate serve` can refuse a mistake with status
+    2 before it starts mitmdump (which turns argparse's 2 into 1)."""
     parser: argparse.ArgumentParser = cmdline.mitmdump(declared)
     parser.prog = prog
-    return parser.parse_args(list(args))
+    return parser
+
+
+def dump_options(opts: optmanager.OptManager, out: Any) -> None:
+    """`opts` as mitmdump --options writes them: a config.yaml with each option's help."""
+    optmanager.dump_defaults(opts, out)
 
 
 # The addons of mitmdump a forward proxy always needs: accepting connections and choosing their

@@ -13,14 +13,21 @@ import logging
 import secrets
 from collections.abc import Awaitable
 
-from mitmproxy import http
+from mitmproxy import ctx, http
 from mitmproxy.proxy.mode_specs import TunMode
 
 from robotsgate import outcomes
 from robotsgate.exchange import Answer, Facts, Forward, Record
 from robotsgate.exchange.names import captured
 from robotsgate.mitm import keys
-from robotsgate.mitm.answers import AuditUnwritable, Recorder, answer, fail_closed, retry_after
+from robotsgate.mitm.answers import (
+    AuditUnwritable,
+    Recorder,
+    answer,
+    explain_proxy_auth,
+    fail_closed,
+    retry_after,
+)
 from robotsgate.mitm.headers import drop_upgrade, rebuilt, unfold
 from robotsgate.mitm.runtime import Runtime
 from robotsgate.outcomes import Reason
@@ -68,6 +75,8 @@ class Decide:
         if flow.response is not None:
             # The proxy answers: the body is read and dropped, never streamed to the origin.
             flow.request.stream = False
+            if flow.response.status_code == 407:
+                explain_proxy_auth(flow, getattr(ctx.options, "proxyauth", ""))  # bare page
 
     def _fail(self, flow: http.HTTPFlow, reason: Reason, error: str | None = None) -> None:
         fail_closed(flow, self.runtime.recorder_of(flow), reason, error)

@@ -5,6 +5,12 @@ It registers every robots_* option (declared in robotsgate.options), reads them 
 rebuilds what a change concerns (robotsgate.assemble): the gate and its state, the nofollow
 memory, the audit log, the metrics server. Lifecycle: SIGHUP reopens the audit log; done closes
 everything.
+
+A problem found while the proxy starts (a bad value, a misspelled option, a port it cannot
+listen on) ends the process at once, with one line that names it and exit status 2, as every
+other usage mistake of robotsgate's commands: before mitmproxy says it listens whenever the
+problem is known by then (every bad value is), and leaving no audit log behind that this start
+created.
 """
 
 import asyncio
@@ -14,16 +20,18 @@ import gc
 import logging
 import os
 import signal
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TextIO
 
 import httpx
-from mitmproxy import ctx, exceptions, http
+from mitmproxy import ctx, exceptions, http, optmanager
 
-from robotsgate import assemble
+from robotsgate import assemble, status
 from robotsgate.agent_directory import DIRECTORY_PATH, Published
 from robotsgate.assemble import Clocks, Services, Upstream
+from robotsgate.audit import AuditLog
 from robotsgate.audit_chain import Chain, proxy_id
 from robotsgate.directory_server import DirectoryServer
 from robotsgate.egress import Socket
@@ -89,6 +97,10 @@ class Runtime:
         self._lookup = lookup  # how names are resolved, in tests
         self._listening: tuple[Socket, ...] = ()  # the proxy's own listening sockets
         self.metrics = Metrics()  # this process's registry; served when robots_metrics_port
+        self.held = status.Held()  # requests held for politeness now, per host
+        self._running = False
+        self._status_every = 0  # robots_status_interval in force (0: no status line)
+        self._status_task: asyncio.Task[None] | None = None
         self._live: Live | None = None
         self._sink: AuditSink | None = None
         self._metrics_server: MetricsServer | None = None
@@ -96,6 +108,10 @@ class Runtime:
         self._published: Published | None = None  # what the directory server serves now
         self._sighup = False
         self._start_errors: list[str] = []  # what stops the start, each said once
+        # Files this start created (the audit log and its lock file): a start that fails
+        # removes them again, so that it leaves nothing behind (an empty log would read as one
+        # of a proxy that ran and saw nothing).
+        self._created: set[str] = set()
         # This proxy's chain of audit records, from one audit log to the next (audit_chain.py),
         # and from the last run's (audit_state.py).
         self._chain = Chain(proxy_id(), resumable=True)
@@ -185,16 +201,17 @@ class Runtime:
             resolver.set_policy(resolver.policy.with_own(self._own()))
 
     def load(self, loader: Any) -> None:
-        for spec in OPTIONS:
-            loader.add_option(spec.name, Sequence[str] if spec.kind is Sequence else spec.kind,
-                              spec.default, spec.help, choices=spec.choices)
-        problems = compat.check() or _apply_deferred(loader.master.options)
+        declare(loader)
+        options = loader.master.options
+        problems = compat.check() or _apply_deferred(options)
+        if not problems and _only_script(options):
+            # No other script is still to declare options: a name nothing declared is a
+            # misspelling, said now rather than once the proxy listens (running).
+            problems = _unknown_options(options)
         if problems:
-            for problem in problems:
-                self._cannot_start(problem)
+            self._cannot_start(*problems)
             return  # nothing of mitmproxy's is patched: the proxy will not run
         compat.patch()
-        options = loader.master.options
         if "flow_detail" in options.keys() and options.flow_detail == 0:  # noqa: SIM118
             # Nothing per flow, and nothing per connection or robots.txt fetch either ("client
             # connect", "HTTP Request: GET ..."): the audit log is the record, and robotsgate
@@ -210,16 +227,46 @@ class Runtime:
                 raise  # mitmproxy puts the option back as it was and says why
             self._cannot_start(str(exc))
 
-    def _cannot_start(self, problem: str) -> None:
-        """A problem that stops the start, in mitmproxy's own way: an error logged while it
-        starts, which its errorcheck addon turns into an exit (status 1) as soon as its servers
-        are set up, before it runs (mitmproxy loads scripts while it sets up its servers, so it
-        may say it listens first; with no configuration in force, a request in that moment
-        would be refused, 503). One line, once (options are configured several times at
-        start-up), rather than a traceback."""
-        if problem not in self._start_errors:
-            self._start_errors.append(problem)
-            logger.error("robotsgate: %s", problem)
+    def _cannot_start(self, *problems: str, running: bool = False) -> None:
+        """Problems that stop the start: each logged in one line, once (options are configured
+        several times at start-up), rather than a traceback; then, while mitmproxy starts,
+        the process ends here, status 2, whatever this start created removed.
+
+        mitmproxy's own way would be its errorcheck addon's exit, status 1, once its servers
+        are set up: it loads scripts while it sets them up, so it would say it listens first.
+        Ending the start from the script's load or configure hook comes before that (SystemExit
+        passes through mitmproxy's hooks, and asyncio.run cancels the setting up); a problem
+        found only at running (a misspelled option while other scripts still had to declare
+        theirs) ends it there. An addon driven by tests, or a script reloaded into a running
+        proxy, is not starting: its problems are only logged."""
+        for problem in problems:
+            if problem not in self._start_errors:
+                self._start_errors.append(problem)
+                logger.error("robotsgate: %s", problem)
+        if _starting() or (running and _scripted()):
+            self._discard_created()
+            sys.stdout.flush()
+            raise SystemExit(2)
+
+    def _audit_log(self, settings: Settings, key: Any) -> AuditLog:
+        """The audit log of `settings`, the files it creates noted (_discard_created)."""
+        path = settings.audit_log
+        files = () if path == "-" else (path, f"{path}.lock")
+        absent = {name for name in files if not os.path.exists(name)}
+        audit = assemble.audit_log(settings, self._chain, self.clocks.clock, key)
+        self._created |= {name for name in absent if os.path.exists(name)}
+        return audit
+
+    def _discard_created(self) -> None:
+        """A failed start: the audit log closed (never in use: no checkpoint), and the files
+        this start created removed, while nothing was written to them."""
+        if self._sink is not None:
+            self._sink.audit.close(checkpoint=False)
+        for name in self._created:
+            with contextlib.suppress(OSError):
+                if os.path.getsize(name) == 0:
+                    os.unlink(name)
+        self._created.clear()
 
     def _configure(self) -> None:
         opts = ctx.options
@@ -242,23 +289,24 @@ class Runtime:
             key = assemble.signing_key(settings)  # first: a bad key changes nothing
             signer = assemble.signer(settings, key)
             published = assemble.published(settings, key)
-            audit = assemble.audit_log(settings, self._chain, self.clocks.clock, key) \
+            _check_listen_port(opts)
+            audit = self._audit_log(settings, key) \
                 if Rebuilds.AUDIT in changed or self._sink is None else None
             try:
                 services = assemble.services(settings, upstream, self.clocks, self.metrics,
                                              own=self._own(), lookup=self._lookup) \
                     if Rebuilds.GATE in changed or old is None else old.services
+                if Rebuilds.METRICS in changed:
+                    self._serve_metrics(settings.metrics_host, settings.metrics_port)
+                self._published = published
+                if Rebuilds.DIRECTORY in changed:
+                    self._serve_directory(settings.directory_host, settings.directory_port)
             except BaseException:
                 if audit is not None:
                     audit.close(checkpoint=False)  # never in use: no line of the chain in it
                 raise
         except ValueError as exc:
             raise exceptions.OptionsError(str(exc)) from exc
-        if Rebuilds.METRICS in changed:
-            self._serve_metrics(settings.metrics_host, settings.metrics_port)
-        self._published = published
-        if Rebuilds.DIRECTORY in changed:
-            self._serve_directory(settings.directory_host, settings.directory_port)
         if audit is not None:
             if self._sink is None:
                 self._sink = AuditSink(audit)
@@ -274,16 +322,18 @@ class Runtime:
                           exchange.agents, stream_bodies, signer))
         if changed & {Rebuilds.METRICS, Rebuilds.DIRECTORY}:
             self._own_changed()  # the proxy's own ports: never a destination
+        if self._running:
+            self._follow_status()
         if old is not None and services is not old.services:
             _close_later(old.services)
 
     def running(self) -> None:
         # Every script has loaded: a --set that nothing registered is a misspelling, which
         # mitmproxy would keep waiting for, silently, while the proxy runs without it.
-        for problem in _unknown_options(ctx.master.options):
-            self._cannot_start(problem)
-        if self._start_errors:
-            return  # errorcheck ends the start once running() returns
+        problems = _unknown_options(ctx.master.options)
+        if problems or self._start_errors:
+            self._cannot_start(*problems, running=True)
+            return
         # Whatever is alive once the proxy runs (modules, classes, options: mitmproxy's and ours)
         # lives as long as the process. Out of the cyclic collector's sight, it no longer makes
         # every full collection walk some 100,000 objects that never die: under load those walks
@@ -305,6 +355,9 @@ class Runtime:
         logger.info(summary(live.settings, metrics=self._metrics_server,
                             proxyauth=authenticated, chain=self._chain.proxy,
                             signer=audit.key.public.keyid if audit and audit.key else None))
+        self._running = True
+        self._created.clear()  # started: what it created is the proxy's now
+        self._follow_status()
         if live.services.fleet is not None:
             # Watch the fleet's Redis from the start: one that cannot be reached is said at
             # once, not at the first request.
@@ -315,6 +368,28 @@ class Runtime:
             asyncio.get_running_loop().add_signal_handler(signal.SIGHUP, self.reopen_audit)
             self._sighup = True
             logger.info("robotsgate: SIGHUP reopens the audit log")
+
+    def _follow_status(self) -> None:
+        """The status line every robots_status_interval seconds, from when the proxy runs; a
+        change of the interval takes effect at once."""
+        every = self.settings.status_interval
+        if every == self._status_every:
+            return
+        if self._status_task is not None:
+            self._status_task.cancel()
+            self._status_task = None
+        self._status_every = every
+        if every:
+            self._status_task = asyncio.get_running_loop().create_task(self._say_status(every))
+
+    async def _say_status(self, every: int) -> None:
+        monotonic = self.clocks.monotonic
+        before, since = status.read(self.metrics, self.held), monotonic()
+        while True:
+            await self.clocks.sleep(every)
+            now, at = status.read(self.metrics, self.held), monotonic()
+            logger.info(status.line(now, before, at - since))
+            before, since = now, at
 
     def reopen_audit(self) -> None:
         if self._sink is None:
@@ -346,6 +421,11 @@ class Runtime:
                         DIRECTORY_PATH)
 
     async def done(self) -> None:
+        self._running = False
+        if self._status_task is not None:
+            self._status_task.cancel()
+            self._status_task = None
+            self._status_every = 0
         if self._sighup:
             asyncio.get_running_loop().remove_signal_handler(signal.SIGHUP)
             self._sighup = False
@@ -367,6 +447,24 @@ class _Listening(Protocol):
     port: int
 
     def close(self) -> None: ...
+
+
+def declare(loader: Any) -> None:
+    """Every robots_* option declared to mitmproxy (a Loader, or an OptManager)."""
+    for spec in OPTIONS:
+        loader.add_option(spec.name, Sequence[str] if spec.kind is Sequence else spec.kind,
+                          spec.default, spec.help, choices=spec.choices)
+
+
+def dump_options(out: TextIO) -> None:
+    """`robotsgate serve --options`: robotsgate's options first, then mitmproxy's own, each as
+    mitmdump --options writes them (a config.yaml with every option's help as a comment)."""
+    ours = optmanager.OptManager()
+    declare(ours)
+    out.write("# robotsgate's options (robotsgate options says the same, for reading)\n")
+    compat.dump_options(ours, out)
+    out.write("\n# mitmproxy's own options\n")
+    compat.dump_options(compat.mitmdump_options(), out)
 
 
 def _relisten[S: _Listening](server: S | None, host: str, port: int, start: Callable[[], S],
@@ -433,6 +531,26 @@ def _unknown_options(options: Any) -> list[str]:
         problems.append(f"unknown option {name}" + (f"; did you mean {close[0]}?" if close
                                                     else " (no addon has it)"))
     return problems
+
+
+def _check_listen_port(opts: Any) -> None:
+    """mitmproxy takes any integer for listen_port and listens on it modulo 65536 (99999:
+    34463), or on a port of the system's choosing."""
+    if "listen_port" in opts and opts.listen_port is not None and \
+            not 0 <= opts.listen_port <= 65_535:
+        raise ValueError(f"listen_port must be a port number from 0 to 65535; got "
+                         f"{opts.listen_port}")
+
+
+def _only_script(options: Any) -> bool:
+    """Whether robotsgate is the only script given (`-s`): no other one has options of its
+    own still to declare."""
+    return "scripts" in options and len(options.scripts) == 1
+
+
+def _scripted() -> bool:
+    """Whether robotsgate runs as mitmdump's script (not as an addon driven by tests)."""
+    return ctx.master.addons.get("scriptloader") is not None
 
 
 def _starting() -> bool:

@@ -24,7 +24,14 @@ from robotsgate import outcomes
 from robotsgate.audit import Event
 from robotsgate.egress import Refused
 from robotsgate.mitm import compat, keys
-from robotsgate.mitm.answers import AuditUnwritable, Recorder, answer, peer, retry_after
+from robotsgate.mitm.answers import (
+    AuditUnwritable,
+    Recorder,
+    answer,
+    explain_proxy_auth,
+    peer,
+    retry_after,
+)
 from robotsgate.mitm.runtime import NotConfigured, Runtime
 from robotsgate.origin import Origin
 from robotsgate.outcomes import Reason
@@ -53,6 +60,7 @@ class Tunnels:
         inside a tunnel is decided on its own.
         """
         if flow.response is not None:
+            explain_proxy_auth(flow, getattr(ctx.options, "proxyauth", ""))  # mitmproxy's 407
             return
         req = flow.request
         try:

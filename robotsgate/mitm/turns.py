@@ -49,10 +49,16 @@ class Turns:
             return
         start, interval = paced
         host = flow.metadata[keys.HOST]
+        held = self.runtime.held  # what the status line says is waiting
+        held.arrive(host)
         try:
             politeness = self.runtime.of(flow).services.politeness
-            await politeness.turn(host, start, interval, flow.id,
-                                  tls=flow.request.scheme == "https", client=flow.client_conn.id)
+            try:
+                await politeness.turn(host, start, interval, flow.id,
+                                      tls=flow.request.scheme == "https",
+                                      client=flow.client_conn.id)
+            finally:
+                held.leave(host)
             if streamed:
                 # Its turn is taken before its body: it leaves now, the body following as it
                 # comes. Were mitmproxy to buffer a small body first, the bot would choose

@@ -90,7 +90,8 @@ def test_the_tools_page_commands_answer_as_it_says(
     here = f"http://{site.host}:{site.port}"
     commands = [line.split("  #")[0].strip() for line in block("operating/tools.md", "sh")
                 .splitlines()]
-    assert [command.split()[1] for command in commands] == ["check", "lint", "report"]
+    assert [command.split()[1] for command in commands] == ["check", "lint", "report",
+                                                             "options"]
     done = {}
     for command in commands:
         argv = shlex.split(command.replace("https://example.com", here))
@@ -106,6 +107,11 @@ def test_the_tools_page_commands_answer_as_it_says(
     assert done["report"].returncode == 0, done["report"].stderr
     assert site.url("/private/x") in done["report"].stdout
     assert "Disallow: /private" in (tmp_path / "week.html").read_text()
+    # options: those about the audit log, each with its default.
+    assert done["options"].returncode == 0, done["options"].stderr
+    assert re.findall(r"^(robots_\w+)  \(default", done["options"].stdout, re.MULTILINE) == [
+        "robots_audit_failure", "robots_audit_log", "robots_audit_max_bytes",
+        "robots_audit_keep", "robots_audit_checkpoint"]
 
 
 def test_the_options_pages_config_yaml_is_what_the_proxy_runs_with(
@@ -199,20 +205,23 @@ def test_the_fleet_pages_three_proxies_share_one_redis(
         tmp_path: Path, origin: Callable[..., Origin]) -> None:
     """The fleet page's block, run by bash as shown but for the ports (Redis's and the three
     proxies'), the checkout's path, a HOME of its own (the shared confdir), and the site's
-    address allowed: three proxies, one robots.txt fetch for all of them."""
+    address (the page allows the five-minute page's site on loopback): three proxies, one
+    robots.txt fetch for all of them."""
     require_tool("redis-server")
     redis_port, ports = free_port(), [free_port() for _ in range(3)]
     pidfile = tmp_path / "redis.pid"
+    site = origin(robots=ROBOTS + "Crawl-delay: 1\n")
+    address = site.url("/").split("/")[2]
     script = block("operating/fleet.md", "sh") \
         .replace("--port 6379", f"--port {redis_port} --pidfile {pidfile}") \
         .replace("127.0.0.1:6379", f"127.0.0.1:{redis_port}") \
         .replace("8081 8082 8083", " ".join(map(str, ports))) \
         .replace("scripts/serve.sh", str(REPO / "scripts" / "serve.sh")) \
-        .replace("audit-$port.jsonl", "audit-$port.jsonl --set robots_egress_allow=127.0.0.0/8")
-    assert script.count(str(redis_port)) == 2 and "robots_egress_allow" in script, script
+        .replace("robots_egress_allow=127.0.0.1:8000", f"robots_egress_allow={address}")
+    assert script.count(str(redis_port)) == 2, script
+    assert f"robots_egress_allow={address} &" in script, script  # as the page shows it
     env = clean_env({"HOME": str(tmp_path)})
     out = tmp_path / "out"
-    site = origin(robots=ROBOTS + "Crawl-delay: 1\n")
     try:
         with running(["bash", "-c", script + "wait\n"], tmp_path, env, out) as process:
             said = wait_for(out, STARTED, process, count=3, timeout=60)

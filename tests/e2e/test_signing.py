@@ -332,7 +332,7 @@ def test_signing_without_a_key_stops_the_start(tmp_path: Path,
 
     code, output = run_mitmdump(tmp_path, {"robots_signature_agent": AGENT,
                                            "robots_audit_log": tmp_path / "a.jsonl"})
-    assert code == 1, output
+    assert code == 2, output
     assert "robotsgate: robots_signature_agent: requests are signed with robots_signing_key, " \
            "which is not set" in output
 

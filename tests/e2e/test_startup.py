@@ -1,9 +1,10 @@
 """Start-up through a real `mitmdump -s addon.py`: what it says it does, and what it refuses.
 
-A mistyped option name or a bad value ends mitmdump as it starts, through mitmproxy's own check
-for start-up errors (exit status 1), with one line that names the option (and, for a name, the
-one probably meant) and no traceback; a good start says in one line which agent, mode,
-semantics, audit log, store and metrics are in force.
+A mistyped option name or a bad value (a port included) ends mitmdump as it starts, exit status
+2, with one line that names the option (and, for a name, the one probably meant), no traceback,
+no "proxy listening" line before it, and no audit log left behind; `robotsgate serve` the same;
+a good start says in one line which agent, mode, semantics, audit log, store and metrics are in
+force.
 """
 
 import contextlib
@@ -32,11 +33,11 @@ def test_a_misspelled_option_stops_the_start_naming_the_one_meant(
         name: str, meant: str, tmp_path: Path) -> None:
     code, output = run_mitmdump(tmp_path, {name: "TrialBot", "robots_audit_log": tmp_path / "a"})
 
-    assert code == 1, output
+    assert code == 2, output
     [line] = _said(output)
     assert line.endswith(f"robotsgate: unknown option {name}; did you mean {meant}?")
-    assert "Error logged during startup, exiting" in output  # mitmproxy's errorcheck
-    assert "Traceback" not in output and "obeying robots.txt" not in output
+    _refused_in_one_line(output)
+    assert not (tmp_path / "a").exists()
 
 
 @pytest.mark.parametrize(("option", "value", "said"), [
@@ -45,22 +46,88 @@ def test_a_misspelled_option_stops_the_start_naming_the_one_meant(
     ("robots_cache_ttl", "0", "robots_cache_ttl must be a whole number from 1 to 86400; got 0"),
     ("robots_agent", "My Bot", "robots_agent: must be a product token"),
     ("robots_audit_log", "/nonexistent-dir/audit.jsonl", "robots_audit_log: cannot open"),
+    # Past the audit log, which is opened by then: the start leaves it behind no more.
+    ("robots_signing_key", "/nonexistent-dir/key.pem", "robots_signing_key: cannot read"),
+    ("robots_archive_dir", "/proc/no-such-dir", "robots_archive_dir: cannot use"),
+    ("robots_redis", "redis://127.0.0.1:6379/first", "database must be a number"),
 ])
 def test_a_bad_value_stops_the_start_in_one_line_before_listening(
         option: str, value: str, said: str, tmp_path: Path) -> None:
     options = {"robots_audit_log": tmp_path / "a.jsonl", option: value}
     code, output = run_mitmdump(tmp_path, options)
 
-    assert code == 1, output
+    assert code == 2, output
     [line] = _said(output)
     assert said in line and option in line
-    assert "Error logged during startup, exiting" in output  # mitmproxy's errorcheck
+    _refused_in_one_line(output)
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["conf"]  # nothing written
+
+
+def test_a_port_outside_0_to_65535_stops_the_start(tmp_path: Path) -> None:
+    """mitmproxy itself would listen on 99999 modulo 65536 (34463)."""
+    command = mitmdump_command(free_port(), tmp_path / "conf", {
+        "robots_audit_log": str(tmp_path / "audit.jsonl")})
+    command[command.index("--listen-port") + 1] = "99999"
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True,
+                          env=mitmdump_env(), timeout=60)
+    output = done.stdout + done.stderr
+
+    assert done.returncode == 2, output
+    [line] = _said(output)
+    assert line.endswith("robotsgate: listen_port must be a port number from 0 to 65535; got "
+                         "99999")
+    _refused_in_one_line(output)
+    assert not (tmp_path / "audit.jsonl").exists()
+
+
+def test_a_port_in_use_for_metrics_leaves_no_audit_log(tmp_path: Path) -> None:
+    """The audit log is opened before the metrics port is listened on: a start that fails
+    there removes the log it created (an empty log reads as a proxy that ran and saw nothing:
+    `robotsgate report` said "no audit records")."""
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        code, output = run_mitmdump(tmp_path, {"robots_audit_log": tmp_path / "a.jsonl",
+                                               "robots_metrics_port": taken.getsockname()[1]})
+    assert code == 2, output
+    [line] = _said(output)
+    assert "robots_metrics_port: cannot listen on 127.0.0.1:" in line
+    _refused_in_one_line(output)
+    assert not (tmp_path / "a.jsonl").exists()
+    report = subprocess.run([str(ROBOTSGATE), "report", str(tmp_path / "a.jsonl")],
+                            capture_output=True, text=True, timeout=60)
+    assert report.returncode == 2 and "cannot read" in report.stderr
+
+
+def test_a_misspelled_option_beside_another_script_stops_the_start_once_it_runs(
+        tmp_path: Path) -> None:
+    """With another script loaded after robotsgate's, a name nothing declared is known only
+    when they all have (mitmproxy's running event, after it listens): still one line, exit
+    status 2, and the audit log this start created removed."""
+    script = tmp_path / "other.py"
+    script.write_text("def load(loader):\n    loader.add_option('other_x', str, '', 'x')\n")
+    command = mitmdump_command(free_port(), tmp_path / "conf", {
+        "robots_audit_log": str(tmp_path / "audit.jsonl"), "ssl_insecur": "true"})
+    command += ["-s", str(script)]
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True,
+                          env=mitmdump_env(), timeout=60)
+    output = done.stdout + done.stderr
+
+    assert done.returncode == 2, output
+    [line] = _said(output)
+    assert line.endswith("robotsgate: unknown option ssl_insecur; did you mean ssl_insecure?")
     assert "Traceback" not in output and "obeying robots.txt" not in output
+    assert not (tmp_path / "audit.jsonl").exists()
 
 
 def _said(output: str) -> list[str]:
     """robotsgate's own lines (mitmdump puts a time before each)."""
     return [line for line in output.splitlines() if "robotsgate:" in line]
+
+
+def _refused_in_one_line(output: str) -> None:
+    """Nothing but robotsgate's line says so: no traceback, no start-up summary, no "proxy
+    listening" line before it, and not mitmproxy's own "Error logged during startup" either."""
+    assert "Traceback" not in output and "obeying robots.txt" not in output
+    assert "listening at" not in output and "Error logged" not in output
 
 
 def test_a_good_start_says_what_is_in_force(tmp_path: Path) -> None:
@@ -133,13 +200,38 @@ def test_robotsgate_serve_refuses_a_bad_value_in_one_line(tmp_path: Path) -> Non
     assert result.returncode == 2, result
     output = result.stdout + result.stderr
     assert "robotsgate: robots_mode must be one of enforce, monitor; got 'enforcee'" in output
-    assert "Traceback" not in output and "obeying robots.txt" not in output
+    _refused_in_one_line(output)
+    assert not (tmp_path / "robots-audit.jsonl").exists()
+
+
+@pytest.mark.parametrize(("args", "env", "said"), [
+    (["--listen-port", "99999"], {},
+     "robotsgate serve: --listen-port must be a port number from 0 to 65535; got 99999"),
+    (["-p", "70000"], {},
+     "robotsgate serve: --listen-port must be a port number from 0 to 65535; got 70000"),
+    (["--set", "listen_port=abc"], {},
+     "robotsgate serve: listen_port must be a port number from 0 to 65535; got 'abc'"),
+    ([], {"ROBOTSGATE_PORT": "abc"},
+     "robotsgate serve: ROBOTSGATE_PORT must be a port number from 0 to 65535; got 'abc'"),
+    ([], {"ROBOTSGATE_PORT": "99999"},
+     "robotsgate serve: ROBOTSGATE_PORT must be a port number from 0 to 65535; got '99999'"),
+    (["--listen-port", "abc"], {},
+     "robotsgate serve: argument --listen-port/-p: invalid int value: 'abc'"),
+])
+def test_robotsgate_serve_refuses_a_port_that_is_no_port_in_one_line(
+        tmp_path: Path, args: list[str], env: dict[str, str], said: str) -> None:
+    """A traceback, exit status 1, before; mitmdump would listen on 99999 modulo 65536."""
+    result = subprocess.run([str(ROBOTSGATE), "serve", *args], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=60, env=clean_env(env))
+    assert (result.returncode, result.stdout, result.stderr) == (2, "", said + "\n")
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize(("args", "said"), [
     (["--set", "ssl_insecur=true"], "robotsgate: unknown option ssl_insecur; did you mean "
                                     "ssl_insecure?"),
-    (["--listen-prot", "1"], "unrecognized arguments: --listen-prot"),
+    (["--listen-prot", "1"], "robotsgate serve: unrecognized arguments: --listen-prot; did you "
+                             "mean --listen-port?"),
 ])
 def test_robotsgate_serve_refuses_what_mitmproxy_would_let_pass(
         tmp_path: Path, args: list[str], said: str) -> None:
@@ -149,6 +241,7 @@ def test_robotsgate_serve_refuses_what_mitmproxy_would_let_pass(
         timeout=60, env=clean_env({}))
     assert result.returncode == 2, result
     assert said in result.stdout + result.stderr
+    assert "usage:" not in result.stderr and "listening at" not in result.stdout
 
 
 def test_robotsgate_serve_says_which_port_is_taken_and_what_to_do(tmp_path: Path) -> None:
