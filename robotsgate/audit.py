@@ -192,6 +192,10 @@ class AuditLog:
         self.keep = keep  # rotated files kept: path.1 (newest) ... path.<keep>
         self._fd = 1 if path == "-" else self._open()
         self._where: Where = self._identity(self._fd)  # the file written to
+        # The chain a previous run left beside this log is still to be taken up (claim): asked
+        # once per record, so one flag rather than the conditions it stands for.
+        self._unclaimed = chain is not None and chain.resumable and not chain.claimed and \
+            self._where is not None
         # Rotation by size is shared by every proxy writing this path: one lock file beside it,
         # never rotated itself.
         self._lock = os.open(f"{path}.lock", os.O_WRONLY | os.O_CREAT, 0o644) \
@@ -214,6 +218,7 @@ class AuditLog:
         Raises OSError when its state cannot be kept."""
         chain = self.chain
         if chain is None or not chain.resumable or chain.claimed or self._where is None:
+            self._unclaimed = False
             return
         with self._locked() if self._lock != -1 else contextlib.nullcontext():
             state, said = audit_state.claim(self.path, chain.proxy)
@@ -239,10 +244,11 @@ class AuditLog:
                            stand.seq + 1)
             chain.resume(state, stand.proxy, stand.seq, stand.prev,
                          self._where if found else None)
+        self._unclaimed = False  # not before: a claim that failed is tried again
 
     def write(self, record: AuditRecord) -> None:
         chain = self.chain
-        if chain is not None and chain.resumable and not chain.claimed:
+        if self._unclaimed:
             self.claim()
         if chain is None:
             data = record.to_line()  # never raises, whatever the request carried
