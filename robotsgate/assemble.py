@@ -120,8 +120,11 @@ def egress(settings: Settings, own: tuple[Socket, ...] = ()) -> EgressPolicy:
 
 
 def services(settings: Settings, upstream: Upstream, clocks: Clocks, metrics: Metrics, *,
-             own: tuple[Socket, ...] = (), lookup: Lookup = system_lookup) -> Services:
-    """Bottom up, each part handed what it needs: nothing below the gate knows the gate."""
+             own: tuple[Socket, ...] = (), lookup: Lookup = system_lookup,
+             spent: MemoryLedger | None = None) -> Services:
+    """Bottom up, each part handed what it needs: nothing below the gate knows the gate.
+    `spent`: the proxy's own ledger, kept from one configuration to the next (money spent is
+    spent, whatever options change), used when the budgets are kept in memory."""
     archive = _archive(settings.archive_dir)  # first: a bad directory changes nothing
     resolver = Resolver(egress(settings, own), lookup=lookup)
     rules = RulesCache(settings.rules_cache, semantics=settings.semantics,
@@ -177,7 +180,7 @@ def services(settings: Settings, upstream: Upstream, clocks: Clocks, metrics: Me
         budgets = parse_budgets(settings.budget)
     except ValueError as exc:
         raise ValueError(f"robots_budget: {exc}") from None
-    ledger: Ledger = MemoryLedger() if fleet is None else \
+    ledger: Ledger = (spent or MemoryLedger()) if fleet is None else \
         RedisLedger(fleet.client, settings.redis_prefix, fleet.ask)
     return Services(gate, fetcher, fleet, politeness, resolver, licensing, max_price, budgets,
                     ledger)

@@ -328,3 +328,25 @@ def test_what_origins_charged_is_counted_per_currency() -> None:
     metrics.overcharged("more")
     assert [metrics.registry.get_sample_value("robotsgate_overcharges_total", {"kind": kind})
             for kind in ("more", "currency", "unreadable")] == [1, 2, None]
+
+
+async def test_money_spent_is_kept_when_the_options_change(tmp_path) -> None:
+    """In memory, a proxy's spending lasts as long as the proxy: a change of options that
+    rebuilds its services (robots_budget itself, robots_cache_ttl) must not find the budgets
+    empty again, nor forget a site stopped for overcharging."""
+    from support.driver import driven
+
+    with driven(robots_audit_log=str(tmp_path / "a.jsonl"), robots_max_price="USD 1",
+                robots_budget=["*=USD 0.02/day"]) as addon:
+        budgets = addon.live.services.budgets
+        ledger = addon.live.services.ledger
+        reserved = await ledger.reserve("a.example", budgets, usd("0.02"), 1_700_000_000.0)
+        assert reserved is not None
+        await ledger.settle(reserved, usd("5").micros, stop="charged USD 5.00")
+        addon.configure(robots_budget=["*=USD 0.03/day"], robots_cache_ttl=60)
+        assert addon.live.services.ledger is ledger
+        budgets = addon.live.services.budgets
+        assert (await addon.live.services.ledger.reserve(
+            "b.example", budgets, usd("0.02"), 1_700_000_000.0)) is None  # 5.00 of 0.03 spent
+        assert isinstance(await addon.live.services.ledger.reserve(
+            "a.example", budgets, usd("0.01"), 1_700_000_000.0), Stopped)

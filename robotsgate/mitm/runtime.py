@@ -33,6 +33,7 @@ from robotsgate.agent_directory import DIRECTORY_PATH, Published
 from robotsgate.assemble import Clocks, Services, Upstream
 from robotsgate.audit import AuditLog
 from robotsgate.audit_chain import Chain, proxy_id
+from robotsgate.spending import MemoryLedger
 from robotsgate.directory_server import DirectoryServer
 from robotsgate.egress import Socket
 from robotsgate.exchange import Exchange
@@ -115,6 +116,9 @@ class Runtime:
         # This proxy's chain of audit records, from one audit log to the next (audit_chain.py),
         # and from the last run's (audit_state.py).
         self._chain = Chain(proxy_id(), resumable=True)
+        # What this proxy has spent, when its budgets are kept in memory: for its whole life,
+        # not one configuration's (a rebuilt gate must not find its budgets full again).
+        self._spent = MemoryLedger()
 
     @property
     def live(self) -> Live:
@@ -294,7 +298,8 @@ class Runtime:
                 if Rebuilds.AUDIT in changed or self._sink is None else None
             try:
                 services = assemble.services(settings, upstream, self.clocks, self.metrics,
-                                             own=self._own(), lookup=self._lookup) \
+                                             own=self._own(), lookup=self._lookup,
+                                             spent=self._spent) \
                     if Rebuilds.GATE in changed or old is None else old.services
                 if Rebuilds.METRICS in changed:
                     self._serve_metrics(settings.metrics_host, settings.metrics_port)
