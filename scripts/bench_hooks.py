@@ -119,12 +119,17 @@ def _signing(tctx: Any, root: Any) -> float | None:
     second: every request of a crawl that visits each site less than once a second). None for
     a revision that cannot sign."""
     try:
-        from robotsgate import signing
-        from robotsgate.httpsig import Signer
-    except ImportError:
-        return None
+        from robotsgate.signing import keys as signing_keys
+        from robotsgate.signing.messages import Signer
+    except ImportError:  # a revision before the packages by concern
+        try:
+            from robotsgate.httpsig import Signer  # type: ignore[no-redef]
+
+            from robotsgate import signing as signing_keys  # type: ignore[no-redef]
+        except ImportError:
+            return None
     folder = tempfile.mkdtemp(prefix="robotsgate-key-")
-    key = signing.generate(os.path.join(folder, "key.pem"))
+    key = signing_keys.generate(os.path.join(folder, "key.pem"))
     tctx.configure(root, robots_signing_key=key.path,
                    robots_signature_agent="https://bots.example/directory")
     signer = Signer(key, "https://bots.example/directory")

@@ -18,10 +18,11 @@ from pathlib import Path
 
 import httpx
 
-from robotsgate.fetch import Fetcher
-from robotsgate.gate import Gate, GateConfig, Request
+from robotsgate.decision.gate import Gate, GateConfig
+from robotsgate.decision.verdict import Request
 from robotsgate.origin import Origin
-from robotsgate.retrieval import Retrieval
+from robotsgate.retrieval.entries import Retrieval
+from robotsgate.retrieval.fetch import Fetcher
 from robotsgate.rules_cache import RulesCache
 from robotsgate.state.pacing import Pacer
 from robotsgate.state.store import MemoryStore

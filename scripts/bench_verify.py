@@ -14,11 +14,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from robotsgate import signing
-from robotsgate.audit import AuditLog, AuditRecord
-from robotsgate.audit_chain import Chain
-from robotsgate.audit_verify import verify
+from robotsgate.audit.chain import Chain
+from robotsgate.audit.log import AuditLog
+from robotsgate.audit.records import AuditRecord
+from robotsgate.audit.verify import verify
 from robotsgate.outcomes import Reason
+from robotsgate.signing import keys as signing_keys
 
 
 def record(n: int) -> AuditRecord:
@@ -33,7 +34,7 @@ def record(n: int) -> AuditRecord:
                        line=2, delay_ms=0, mode="enforce")
 
 
-def write(path: Path, count: int, key: signing.SigningKey | None, chained: bool) -> float:
+def write(path: Path, count: int, key: signing_keys.SigningKey | None, chained: bool) -> float:
     """Seconds per record written."""
     logs = [AuditLog(str(path), chain=Chain(f"bench-{n}") if chained else None, key=key,
                      checkpoint_every=1000) for n in range(2)]
@@ -51,7 +52,7 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=1_000_000)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="robotsgate-verify-") as folder:
-        key = signing.generate(str(Path(folder) / "key.pem"))
+        key = signing_keys.generate(str(Path(folder) / "key.pem"))
         sample = min(args.records, 100_000)
         plain = write(Path(folder) / "plain.jsonl", sample, None, chained=False)
         chained = write(Path(folder) / "chained.jsonl", sample, key, chained=True)

@@ -15,9 +15,9 @@ RAW = "\n".join([
     f"{LOOP};Http1Server.read_headers (mitmproxy/proxy/layers/http/_http1.py:120) 7",
     # a hook passed on to a part, deciding
     f"{LOOP};{MANAGER};_in_order.<locals>.hook_of_one (robotsgate/mitm/__init__.py:113);"
-    "Decide._decide_once (robotsgate/mitm/decide.py:53);"
-    "Exchange.decide (robotsgate/exchange/policy.py:122);"
-    "Seen.of (robotsgate/exchange/request.py:77) 2",
+    "Decide._decide_once (robotsgate/mitm/decision.py:53);"
+    "Exchange.decide (robotsgate/decision/policy.py:122);"
+    "Seen.of (robotsgate/decision/request.py:77) 2",
     # the same part in a checkout elsewhere (--against: a worktree), its coroutine awaited
     f"{LOOP};{MANAGER};_awaiting (/tmp/bench-share-x/then/robotsgate/mitm/__init__.py:129);"
     "Decide._decide_once (/tmp/bench-share-x/then/robotsgate/mitm/decide.py:53) 1",

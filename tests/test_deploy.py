@@ -576,7 +576,8 @@ def test_logrotate_rotates_under_a_running_proxy(
     assert svc.audit_urls(svc.logs / "robots-audit.jsonl.2.gz") == [urls[0]]
     assert svc.audit_urls(svc.logs / "robots-audit.jsonl.1") == [urls[1]]
     assert svc.audit_urls() == [urls[2]]
-    # Beside them, the state of the proxy's chain (hidden, never rotated: robotsgate.audit_state).
+    # Beside them, the state of the proxy's chain (hidden, never rotated:
+    # robotsgate.audit.chain_state).
     names = sorted(p.name for p in svc.logs.iterdir())
     assert names[1:] == ["robots-audit.jsonl", "robots-audit.jsonl.1", "robots-audit.jsonl.2.gz"]
     assert names[0].startswith(".robots-audit.jsonl.") and names[0].endswith(".chain")

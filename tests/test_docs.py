@@ -14,9 +14,9 @@ from types import SimpleNamespace
 
 import yaml
 
-from robotsgate import reference
-from robotsgate.audit import AuditRecord
-from robotsgate.options import OPTIONS
+from robotsgate.audit.records import AuditRecord
+from robotsgate.config import reference
+from robotsgate.config.options import OPTIONS
 from robotsgate.outcomes import OUTCOMES, Reason
 
 REPO = Path(__file__).resolve().parents[1]

@@ -36,7 +36,7 @@ def test_a_tunnel_is_told_it_is_a_tunnel() -> None:
 
 
 def test_every_reason_says_what_it_means() -> None:
-    # The documentation's reasons table is written from these (robotsgate.reference).
+    # The documentation's reasons table is written from these (robotsgate.config.reference).
     undocumented = set(Reason) - set(outcomes.OUTCOMES) - set(outcomes.FORWARDED)
     assert not undocumented
     assert all(outcome.when for outcome in outcomes.OUTCOMES.values())

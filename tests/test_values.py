@@ -8,9 +8,9 @@ from dataclasses import InitVar, dataclass, field
 
 import pytest
 
-from robotsgate.exchange import Facts, Forward
-from robotsgate.exchange.plan import Who
-from robotsgate.gate import Request, Verdict
+from robotsgate.decision.plan import Forward, Who
+from robotsgate.decision.request import Facts
+from robotsgate.decision.verdict import Request, Verdict
 from robotsgate.values import quick_init
 
 

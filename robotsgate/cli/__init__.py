@@ -20,7 +20,7 @@ import sys
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 
-from robotsgate.cli import check, evidence, lint, options, report, run, serve, show
+from robotsgate.cli import check, keys, lint, options, report, run, serve, show
 from robotsgate.cli.common import ERROR, CliError, Parser
 
 _COMMANDS = ("serve", "run", "options", "check", "lint", "report", "show", "keygen",
@@ -44,7 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in (serve, run, options, check, lint, report, show):  # in the order --help lists
         command.add_parser(commands)
-    evidence.add_parsers(commands)
+    keys.add_parsers(commands)
     commands.add_parser("help", help="this help, or a command's: robotsgate help COMMAND",
                         add_help=False)
     return parser

@@ -4,9 +4,9 @@ For a bot with declared purposes, the answer itself may withhold the page: its C
 its tdm-reservation (with the origin's tdmrep.json, in TDMRep's order), noai, and the RSL
 licences it names (Link, `<link>`) or holds (`<script type="application/rsl+xml">`). So check
 asks the origin for the URL as the proxy would forward it (GET, the bot's User-Agent, no
-redirect followed) and judges the answer with the proxy's own code: robotsgate.stated for the
-usage, robotsgate.pages for the page, robotsgate.licensing for the licences, in the order the
-proxy's parts run (usage first, then licences).
+redirect followed) and judges the answer with the proxy's own code: robotsgate.decision.stated for
+the usage, robotsgate.pages for the page, robotsgate.licensing.licenses for the licences, in the
+order the proxy's parts run (usage first, then licences).
 """
 
 import time
@@ -15,8 +15,10 @@ from dataclasses import dataclass
 import ada_url
 import httpx
 
-from robotsgate.gate import Verdict
-from robotsgate.licensing import LicenseRefusal, LicenseToken, Licensing, embedded, linked
+from robotsgate.decision.purposes import Purposes, UsageRefusal
+from robotsgate.decision.stated import Stated, answer_usage, no_ai_of
+from robotsgate.decision.verdict import Verdict
+from robotsgate.licensing.licenses import LicenseRefusal, LicenseToken, Licensing, embedded, linked
 from robotsgate.outcomes import Reason
 from robotsgate.pages import PageConfig, Pages
 from robotsgate.pages.charset import MAX_PAGE_BYTES
@@ -24,8 +26,6 @@ from robotsgate.pages.directives import agent_names
 from robotsgate.pages.license_links import page_licenses, rsl_links
 from robotsgate.pages.signals import NO_SIGNALS, PageSignals
 from robotsgate.protocol.usage import Usage
-from robotsgate.purposes import Purposes, UsageRefusal
-from robotsgate.stated import Stated, answer_usage, no_ai_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +75,7 @@ async def judge_answer(url: str, verdict: Verdict, purposes: Purposes, *, agent:
         no_ai_header=no_ai_of(stated.robots_tags, names), no_ai_meta=signals.no_ai)
     if refusal is not None or licensing is None or not purposes:
         return Answered(status, usage, refusal)
-    # As robotsgate.mitm.licenses judges them: the Link header's at the answer's headers, then
+    # As robotsgate.mitm.licensing judges them: the Link header's at the answer's headers, then
     # the page's <link>s with its embedded licences; each list capped as the proxy caps it.
     site = verdict.robots_url.removesuffix("/robots.txt")
     named, unread = linked((ada_url.join_url(url, reference) for name, value in fields

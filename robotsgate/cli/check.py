@@ -1,7 +1,7 @@
 """`robotsgate check`: would this URL be allowed for this bot, and why?
 
-The robots.txt is fetched exactly as the proxy fetches it (robotsgate.fetch.Fetcher) and decided
-by the proxy's own Gate, so the answer is the proxy's answer.
+The robots.txt is fetched exactly as the proxy fetches it (robotsgate.retrieval.fetch.Fetcher) and
+decided by the proxy's own Gate, so the answer is the proxy's answer.
 """
 
 import argparse
@@ -16,8 +16,7 @@ from typing import Any
 
 import httpx
 
-from robotsgate import assemble
-from robotsgate.audit import timestamp
+from robotsgate.audit.records import timestamp
 from robotsgate.cli.answer import Answered, judge_answer
 from robotsgate.cli.common import (
     FOUND,
@@ -30,13 +29,18 @@ from robotsgate.cli.common import (
     reading_options,
     tls,
 )
-from robotsgate.cli.licences import read_licences, unread_entry
+from robotsgate.cli.licenses import read_licences, unread_entry
+from robotsgate.config import assemble
+from robotsgate.config.options import Settings
+from robotsgate.decision.gate import Gate
+from robotsgate.decision.plan import Answer
+from robotsgate.decision.policy import Unrestricted
+from robotsgate.decision.purposes import parse_purposes
+from robotsgate.decision.request import Facts
+from robotsgate.decision.verdict import Verdict
 from robotsgate.escape import escaped
-from robotsgate.exchange import Answer, Facts, Unrestricted
-from robotsgate.fetch import Fetcher, FetchResult
-from robotsgate.gate import Gate, Verdict
-from robotsgate.licensing import Licensing
-from robotsgate.options import Settings
+from robotsgate.licensing.licenses import Licensing
+from robotsgate.licensing.tdmrep import TdmRepFiles
 from robotsgate.outcomes import OUTCOMES, status
 from robotsgate.protocol import (
     MAX_BYTES,
@@ -45,11 +49,10 @@ from robotsgate.protocol import (
     product_tokens,
     seconds_until_open,
 )
-from robotsgate.purposes import parse_purposes
-from robotsgate.retrieval import Retrieval
+from robotsgate.retrieval.entries import Retrieval
+from robotsgate.retrieval.fetch import Fetcher, FetchResult
 from robotsgate.rules_cache import RulesCache
 from robotsgate.state.store import MemoryStore, RobotsEntry
-from robotsgate.tdmrep import TdmRepFiles
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +64,7 @@ class Checked:
     source: str  # where the rules came from: the robots.txt URL, or the file given
     now: float
     purposes: frozenset[str] = frozenset()
-    licences: tuple[dict[str, Any], ...] = ()  # RSL: robotsgate.cli.licences
+    licences: tuple[dict[str, Any], ...] = ()  # RSL: robotsgate.cli.licenses
     # The origin's answer judged as the proxy judges it (a bot with purposes, a request the
     # proxy forwards): robotsgate.cli.answer. None: not asked.
     answered: Answered | None = None
@@ -351,7 +354,7 @@ def _licence_rows(license: dict[str, Any]) -> list[tuple[str, str]]:
 def run_check(args: argparse.Namespace) -> int:
     # The proxy's own log line about an unreachable robots.txt ("nothing is forwarded to it for
     # the next 60 s") is not this command's to say: its answer says it.
-    logging.getLogger("robotsgate.retrieval").setLevel(logging.ERROR)
+    logging.getLogger("robotsgate.retrieval.entries").setLevel(logging.ERROR)
     checked = asyncio.run(check(args))
     facts = _check_facts(checked)
     if args.json:

@@ -17,8 +17,8 @@ from robotsgate.cli.common import (
     tls,
 )
 from robotsgate.escape import escaped
-from robotsgate.fetch import Fetcher, FetchResult
 from robotsgate.protocol.lint import Finding, lint
+from robotsgate.retrieval.fetch import Fetcher, FetchResult
 
 
 async def _fetch_for_lint(url: str, args: argparse.Namespace) -> FetchResult:

@@ -1,11 +1,12 @@
 """`robotsgate options`: robotsgate's own options with their help, from their declarations
-(robotsgate.options, written by robotsgate.reference as the site's Options page is)."""
+(robotsgate.config.options, written by robotsgate.config.reference as the site's Options page
+is)."""
 
 import argparse
 
 from robotsgate.cli.common import OK, CliError, Commands
-from robotsgate.options import NAMES, PREFIX
-from robotsgate.reference import options_text
+from robotsgate.config.options import NAMES, PREFIX
+from robotsgate.config.reference import options_text
 
 INTRO = """\
 robotsgate's options, each set with --set NAME=VALUE (robotsgate serve, mitmdump -s addon.py;

@@ -1,5 +1,5 @@
 """`robotsgate report`: what were our bots blocked from, and on what grounds? And what did they
-spend? (robotsgate.report, robotsgate.report_text, robotsgate.report_html)"""
+spend? (robotsgate.report.summary, robotsgate.report.text, robotsgate.report.html)"""
 
 import argparse
 import gzip
@@ -11,9 +11,10 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import IO, cast
 
-from robotsgate.audit import timestamp
+from robotsgate.audit.records import timestamp
 from robotsgate.cli.common import OK, CliError, Commands
-from robotsgate.report import (
+from robotsgate.report.html import render_html
+from robotsgate.report.summary import (
     MAX_KEY_CHARS,
     Bounds,
     Only,
@@ -21,8 +22,7 @@ from robotsgate.report import (
     parse_when,
     read,
 )
-from robotsgate.report_html import render_html
-from robotsgate.report_text import render_text
+from robotsgate.report.text import render_text
 
 # Shown on a terminal for logs at least this big (bytes) when --progress is auto.
 PROGRESS_FROM = 8 << 20

@@ -4,7 +4,7 @@ One small part per concern, each written as a mitmproxy addon, cooperating throu
 flow.metadata (robotsgate.mitm.keys) and sharing the configuration that `Runtime` holds.
 `RobotsGate` calls each hook on them in the order listed, which is the order that matters:
 
-- `Runtime`     options -> Settings -> a frozen Live (robotsgate.assemble), pinned per flow;
+- `Runtime`     options -> Settings -> a frozen Live (robotsgate.config.assemble), pinned per flow;
                 audit log, metrics server, start-up errors, lifecycle
 - `Egress`      every origin connection dialled at the address decided, with the decided name
 - `Capture`     a captured bot's UDP (robotsgate run --capture): DNS answered, the rest refused
@@ -28,11 +28,12 @@ import httpx
 from mitmproxy.hooks import all_hooks
 from mitmproxy.proxy import layers, server_hooks  # noqa: F401  (they declare their hooks)
 
-from robotsgate.assemble import Clocks
+from robotsgate.config.assemble import Clocks
+from robotsgate.egress.resolver import Lookup, system_lookup
 from robotsgate.mitm.capture import Capture
-from robotsgate.mitm.decide import Decide
+from robotsgate.mitm.decision import Decide
 from robotsgate.mitm.egress import Egress
-from robotsgate.mitm.licenses import LicenseCheck
+from robotsgate.mitm.licensing import LicenseCheck
 from robotsgate.mitm.pages import PageReader
 from robotsgate.mitm.payments import Pay
 from robotsgate.mitm.pushback import Pushback
@@ -41,7 +42,6 @@ from robotsgate.mitm.signing import Sign
 from robotsgate.mitm.tunnels import Tunnels
 from robotsgate.mitm.turns import Turns
 from robotsgate.mitm.usage import UsageCheck
-from robotsgate.resolver import Lookup, system_lookup
 
 
 class RobotsGate:

@@ -1,8 +1,8 @@
 """A request sent once more, by the proxy, on an origin's answer that asks for something the
-proxy can give: a signature (robotsgate.mitm.signing), a fresh licence (robotsgate.mitm.licenses).
+proxy can give: a signature (robotsgate.mitm.signing), a fresh licence (robotsgate.mitm.licensing).
 
 The copy goes through mitmproxy's own ReplayHandler, so it is decided, paced, dialled and
-audited afresh (robotsgate.mitm.decide forgets what was noted on the flow); the bot gets the
+audited afresh (robotsgate.mitm.decision forgets what was noted on the flow); the bot gets the
 second answer, or the first when the second never came. What frames it is the proxy's: its
 body is held whole (a request whose body streamed is never sent again), so it goes with one
 Content-Length, whatever framing the bot's connection used (chunked, or an HTTP/2 body whose
@@ -27,7 +27,7 @@ async def send_again[T](flow: http.HTTPFlow, sending: dict[str, T], note: T
     from mitmproxy.addons.clientplayback import ReplayHandler
 
     again = flow.copy()
-    again.is_replay = "request"  # decided afresh (robotsgate.mitm.decide), our fields gone
+    again.is_replay = "request"  # decided afresh (robotsgate.mitm.decision), our fields gone
     again.response = again.error = None
     request = again.request.data
     request.headers.fields = reframed(request.headers.fields, request.content or b"")

@@ -8,16 +8,17 @@ from typing import Any
 from mitmproxy import http
 
 from robotsgate import outcomes
-from robotsgate.audit import AuditLog, AuditRecord, Event, timestamp
-from robotsgate.gate import Verdict
-from robotsgate.identity import AgentMap, Identity
-from robotsgate.licensing import LicenseRefusal
-from robotsgate.metrics import Metrics
+from robotsgate.audit.log import AuditLog
+from robotsgate.audit.records import AuditRecord, Event, timestamp
+from robotsgate.decision.identity import AgentMap, Identity
+from robotsgate.decision.purposes import Purposes, UsageRefusal, usage_answer
+from robotsgate.decision.verdict import Verdict
+from robotsgate.licensing.licenses import LicenseRefusal
+from robotsgate.metrics.prometheus import Metrics
 from robotsgate.mitm import keys
 from robotsgate.outcomes import Reason
 from robotsgate.protocol import Rule
 from robotsgate.protocol.usage import Statement
-from robotsgate.purposes import Purposes, UsageRefusal, usage_answer
 
 logger = logging.getLogger(__name__)
 

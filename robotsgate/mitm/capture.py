@@ -1,9 +1,9 @@
 """Captured traffic (robotsgate run --capture): a bot's connections brought to the proxy by
 mitmproxy's TUN mode, the bot knowing nothing of any proxy.
 
-Its requests are decided as any others (robotsgate.mitm.decide reads the address the bot
+Its requests are decided as any others (robotsgate.mitm.decision reads the address the bot
 connected to into the facts: the host its Host or server name names must be at that address,
-robotsgate.exchange.names.connected_to). What is not a request:
+robotsgate.decision.names.connected_to). What is not a request:
 
 - DNS (UDP, to any address, port 53): answered by the proxy's own resolver under the egress
   policy, with the address the proxy would dial for the name (so that the request that follows
@@ -24,15 +24,15 @@ from mitmproxy.proxy import layer
 from mitmproxy.proxy.layers import DNSLayer
 from mitmproxy.proxy.mode_specs import TunMode
 
-from robotsgate.audit import Event
-from robotsgate.egress import Refused
+from robotsgate.audit.records import Event
+from robotsgate.egress.policy import Refused
+from robotsgate.egress.resolver import Unresolved
 from robotsgate.mitm import compat
 from robotsgate.mitm.answers import AuditUnwritable, peer
 from robotsgate.mitm.runtime import NotConfigured, Runtime
 from robotsgate.mitm.tunnels import refuse_connection
 from robotsgate.outcomes import Reason
 from robotsgate.protocol.hosts import canonical_host
-from robotsgate.resolver import Unresolved
 
 logger = logging.getLogger(__name__)
 

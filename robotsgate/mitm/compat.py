@@ -1,7 +1,7 @@
 """Where robotsgate relies on mitmproxy's internals: every such place, and only here.
 
 Each function names what it relies on; `check()` says at load time whether the installed
-mitmproxy is the one these were read against (`CHECKED`), and tests/test_compat.py holds each
+mitmproxy is the one these were read against (`CHECKED`), and tests/mitm/test_compat.py holds each
 against mitmproxy's own behaviour, so that an upgrade fails in one place.
 """
 
@@ -384,7 +384,7 @@ def not_intercepted(host: str, port: int) -> bool:
     allow_hosts), before any byte of it is seen.
 
     NextLayer._ignore_connection's test on "host:port" alone, case-insensitively (held against
-    it in tests/test_compat.py): the address dialled, a Host header or a server name can make
+    it in tests/mitm/test_compat.py): the address dialled, a Host header or a server name can make
     it pass through later as well, which `ignored` answers.
     """
     opts = ctx.options

@@ -2,7 +2,7 @@
 
 Every connection mitmproxy opens to an origin passes `server_connect` first, whatever opened it
 (a request, a CONNECT with the eager strategy, a WebSocket, a retry): its host is resolved and
-classified here (robotsgate.resolver, robotsgate.egress) and the connection is made to
+classified here (robotsgate.egress.resolver, robotsgate.egress.policy) and the connection is made to
 exactly that address, never to what the name resolves to a moment later; a refused address
 fails the connection. mitmproxy's own guard against connecting to itself compares host names
 only ("127.1", "LOCALHOST" and this machine's other addresses pass it); here the address is
@@ -26,11 +26,11 @@ from typing import Any
 from mitmproxy import ctx
 from mitmproxy.proxy.mode_specs import ProxyMode, ReverseMode, UpstreamMode
 
-from robotsgate.egress import Refused
+from robotsgate.egress.policy import Refused
+from robotsgate.egress.resolver import Unresolved
 from robotsgate.mitm import compat
 from robotsgate.mitm.runtime import NotConfigured, Runtime
 from robotsgate.protocol.hosts import canonical_host
-from robotsgate.resolver import Unresolved
 
 logger = logging.getLogger(__name__)
 

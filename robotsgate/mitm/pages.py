@@ -74,7 +74,7 @@ class PageReader:
             flow.metadata[keys.NO_AI] = result.signals.no_ai  # for robotsgate.mitm.usage
         if (result.signals.licenses or result.signals.inline_licenses) and \
                 keys.private(flow).get(keys.PURPOSES):
-            # For robotsgate.mitm.licenses: judged for the bot's purposes.
+            # For robotsgate.mitm.licensing: judged for the bot's purposes.
             if result.signals.licenses:
                 flow.metadata[keys.LICENSE_LINKS] = page_licenses(result.signals, req.url)
             if result.signals.inline_licenses:

@@ -1,5 +1,5 @@
 """HTTP 402: pay-per-crawl, paid by the proxy within the operator's price policy and budgets
-(robotsgate.spending), and x402, recorded and refused.
+(robotsgate.payments.spending), and x402, recorded and refused.
 
 Pay-per-crawl (as Cloudflare deploys it): an unpaid request is answered `402` with
 `crawler-price: USD 0.01`; the crawler may send it again with `crawler-exact-price: USD 0.01`,
@@ -11,7 +11,7 @@ explains with `crawler-error`. Here:
   (robots_signature_agent signs it): else the bot gets 402 price-refused;
 - every budget that applies (robots_budget: the whole proxy or fleet, the bot, the site) must
   have room for the price, reserved before the request goes again: else 402 budget-exhausted;
-- the site must not have overcharged before (robotsgate.spending: checked with the budgets,
+- the site must not have overcharged before (robotsgate.payments.spending: checked with the budgets,
   in one step): else 402 overcharged, until robots_forgive_overcharge names it;
 - the request is sent once more (robotsgate.mitm.again: decided, paced, signed, audited
   afresh), with `crawler-exact-price` set by the proxy after the decision, and the bot gets
@@ -21,7 +21,7 @@ explains with `crawler-error`. Here:
   field as the site wrote it, bot) and counted in metrics. An overcharge (more than agreed,
   another currency, unreadable) is logged as an error too, and stops payments to that site.
   A bot's own crawler-exact-price, crawler-max-price or x402 payment headers never leave
-  (robotsgate.exchange.request): only the proxy pays.
+  (robotsgate.decision.request): only the proxy pays.
 
 Budgets are counted for the bot as the proxy names it (spending.bot_of), never for the
 robots.txt group that matched.
@@ -41,15 +41,15 @@ from dataclasses import dataclass
 from mitmproxy import http
 
 from robotsgate import outcomes
-from robotsgate.audit import Event, timestamp
+from robotsgate.audit.records import Event, timestamp
+from robotsgate.decision.verdict import Verdict
 from robotsgate.escape import escaped
-from robotsgate.gate import Verdict
 from robotsgate.mitm import keys
 from robotsgate.mitm.again import send_again
 from robotsgate.mitm.answers import AuditUnwritable, answer
 from robotsgate.mitm.runtime import Live, Runtime
 from robotsgate.outcomes import Reason
-from robotsgate.spending import (
+from robotsgate.payments.spending import (
     OVERCHARGED_NOTE,
     Reservation,
     Stopped,

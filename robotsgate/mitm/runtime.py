@@ -1,8 +1,8 @@
 """The addon that owns robotsgate's options and services: the others read them from here.
 
-It registers every robots_* option (declared in robotsgate.options), reads them into one frozen
-`Settings` on every change, refusing a bad value with an error that names the option, and
-rebuilds what a change concerns (robotsgate.assemble): the gate and its state, the nofollow
+It registers every robots_* option (declared in robotsgate.config.options), reads them into one
+frozen `Settings` on every change, refusing a bad value with an error that names the option, and
+rebuilds what a change concerns (robotsgate.config.assemble): the gate and its state, the nofollow
 memory, the audit log, the metrics server. Lifecycle: SIGHUP reopens the audit log; done closes
 everything.
 
@@ -28,24 +28,25 @@ from typing import Any, Protocol, TextIO
 import httpx
 from mitmproxy import ctx, exceptions, http, optmanager
 
-from robotsgate import assemble, status
-from robotsgate.agent_directory import DIRECTORY_PATH, Published
-from robotsgate.assemble import Clocks, Services, Upstream
-from robotsgate.audit import AuditLog
-from robotsgate.audit_chain import Chain, proxy_id
-from robotsgate.spending import MemoryLedger
-from robotsgate.directory_server import DirectoryServer
-from robotsgate.egress import Socket
-from robotsgate.exchange import Exchange
-from robotsgate.gate import Gate
-from robotsgate.httpsig import Signer
-from robotsgate.identity import AgentMap, Identity
-from robotsgate.metrics import Metrics, MetricsServer
+from robotsgate.audit.chain import Chain, proxy_id
+from robotsgate.audit.log import AuditLog
+from robotsgate.config import assemble
+from robotsgate.config.assemble import Clocks, Services, Upstream
+from robotsgate.config.options import NAMES, OPTIONS, PREFIX, SPECS, Rebuilds, Settings
+from robotsgate.decision.gate import Gate
+from robotsgate.decision.identity import AgentMap, Identity
+from robotsgate.decision.policy import Exchange
+from robotsgate.egress.policy import Socket
+from robotsgate.egress.resolver import Lookup, Resolver, system_lookup
+from robotsgate.metrics import status
+from robotsgate.metrics.prometheus import Metrics, MetricsServer
 from robotsgate.mitm import compat, keys
 from robotsgate.mitm.answers import AuditSink, Recorder
-from robotsgate.options import NAMES, OPTIONS, PREFIX, SPECS, Rebuilds, Settings
 from robotsgate.pages import Pages
-from robotsgate.resolver import Lookup, Resolver, system_lookup
+from robotsgate.payments.spending import MemoryLedger
+from robotsgate.signing.directory import DIRECTORY_PATH, Published
+from robotsgate.signing.directory_server import DirectoryServer
+from robotsgate.signing.messages import Signer
 from robotsgate.state.driver import Politeness
 from robotsgate.state.redis_url import redacted
 
@@ -113,8 +114,8 @@ class Runtime:
         # removes them again, so that it leaves nothing behind (an empty log would read as one
         # of a proxy that ran and saw nothing).
         self._created: set[str] = set()
-        # This proxy's chain of audit records, from one audit log to the next (audit_chain.py),
-        # and from the last run's (audit_state.py).
+        # This proxy's chain of audit records, from one audit log to the next (audit/chain.py),
+        # and from the last run's (audit/chain_state.py).
         self._chain = Chain(proxy_id(), resumable=True)
         # What this proxy has spent, when its budgets are kept in memory: for its whole life,
         # not one configuration's (a rebuilt gate must not find its budgets full again).

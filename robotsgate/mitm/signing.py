@@ -3,7 +3,7 @@ and sent once more, signed as asked, when its origin answers that it wants a sig
 
 After the decision has written the canonical authority and dropped what never leaves, and after
 the request's politeness turn (its signature is made for the second it goes), the signer adds
-Signature-Agent, Signature-Input and Signature (robotsgate.httpsig). A request whose body
+Signature-Agent, Signature-Input and Signature (robotsgate.signing.messages). A request whose body
 may stream goes as its headers are decided, and is signed then; any other one at its request
 hook, the last before mitmproxy sends it. Only https requests are signed: a signature covers
 the authority, not the scheme, and one sent in the clear could be replayed over https while it
@@ -23,14 +23,15 @@ from collections.abc import Awaitable
 
 from mitmproxy import http
 
-from robotsgate import httpsig, outcomes
-from robotsgate.httpsig import Message, Signer, Wanted
+from robotsgate import outcomes
 from robotsgate.mitm import keys
 from robotsgate.mitm.again import send_again
 from robotsgate.mitm.answers import AuditUnwritable, answer, fail_closed, retry_after
 from robotsgate.mitm.runtime import Runtime
 from robotsgate.mitm.turns import streams_now
 from robotsgate.outcomes import Reason
+from robotsgate.signing import messages
+from robotsgate.signing.messages import Message, Signer, Wanted
 
 logger = logging.getLogger(__name__)
 
@@ -76,7 +77,7 @@ class Sign:
         if mode is None:
             return
         headers = request.data.headers
-        if httpsig.bot_signed(headers.fields):
+        if messages.bot_signed(headers.fields):
             self.runtime.of(flow).recorder.flow(
                 flow, "signature", Reason.BOT_SIGNED, None,
                 keys.private(flow).get(keys.VERDICT),
@@ -116,10 +117,10 @@ class Sign:
                 request.stream or request.raw_content is None:
             return None
         signed = flow.metadata.get(keys.SIGNED) is True
-        if not signed and (httpsig.bot_signed(request.data.headers.fields) or
+        if not signed and (messages.bot_signed(request.data.headers.fields) or
                            signer.mode(lambda: _tokens(flow)) is None):
             return None  # the bot's own signature (its business), or a bot that never signs
-        wanted = httpsig.wanted(response.headers["accept-signature"])
+        wanted = messages.wanted(response.headers["accept-signature"])
         if wanted is None or (signed and wanted.met_by_default()) or \
                 signer.answer(wanted, _message(flow), 0.0) is None:
             return None  # unreadable, carried already, or not a request's to give

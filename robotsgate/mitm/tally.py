@@ -1,5 +1,6 @@
-"""What one bot's requests came to, counted for `robotsgate run`'s summary (robotsgate.sealing
-.summary): per host, requests forwarded (and delayed), refused by reason, failed.
+"""What one bot's requests came to, counted for `robotsgate run`'s summary
+(robotsgate.sealing.summary): per host, requests forwarded (and delayed), refused by reason,
+failed.
 
 A script of its own (robotsgate/run_addon.py), loaded after robotsgate's addon in the proxy a
 run starts, so that each flow is counted once its fate is known: at its response (the

@@ -21,8 +21,8 @@ from mitmproxy.proxy.layers.http import HTTPMode
 from mitmproxy.proxy.mode_specs import TunMode
 
 from robotsgate import outcomes
-from robotsgate.audit import Event
-from robotsgate.egress import Refused
+from robotsgate.audit.records import Event
+from robotsgate.egress.policy import Refused
 from robotsgate.mitm import compat, keys
 from robotsgate.mitm.answers import (
     AuditUnwritable,

@@ -2,10 +2,10 @@
 
 robots.txt's Content-Usage and Content-Signal rules were read at the request (the gate refuses
 there what robots.txt alone disallows for every purpose), and the origin's tdmrep.json rule for
-the path looked up (robotsgate.tdmrep). The response adds its own statements: the Content-Usage
-header field, TDMRep's tdm-reservation header and META (read by PageReader; TDMRep's own order
-decides between its three sources), and noai. How they are joined is robotsgate.stated's, which
-`robotsgate check` uses too. They give:
+the path looked up (robotsgate.licensing.tdmrep). The response adds its own statements: the
+Content-Usage header field, TDMRep's tdm-reservation header and META (read by PageReader; TDMRep's
+own order decides between its three sources), and noai. How they are joined is
+robotsgate.decision.stated's, which `robotsgate check` uses too. They give:
 
 - `X-Robotsgate-Usage` on every forwarded response: the effective preferences for this agent, in
   the vocabulary's syntax (`train-ai=n, search=y`), absent when nothing is known. The origin's
@@ -22,8 +22,12 @@ import logging
 
 from mitmproxy import http
 
-from robotsgate.audit import Event
-from robotsgate.gate import Verdict
+from robotsgate.audit.records import Event
+from robotsgate.decision.purposes import NONE as NO_PURPOSES
+from robotsgate.decision.purposes import Purposes, UsageRefusal
+from robotsgate.decision.stated import MAX_PREFERENCE, Stated, no_ai_of
+from robotsgate.decision.stated import answer_usage as judged_usage
+from robotsgate.decision.verdict import Verdict
 from robotsgate.mitm import keys
 from robotsgate.mitm.answers import AuditUnwritable, answer_usage
 from robotsgate.mitm.pages import page_agent, page_user_agent
@@ -31,10 +35,6 @@ from robotsgate.mitm.runtime import Runtime
 from robotsgate.outcomes import Reason
 from robotsgate.pages.directives import agent_names
 from robotsgate.protocol.usage import NO_USAGE, Usage
-from robotsgate.purposes import NONE as NO_PURPOSES
-from robotsgate.purposes import Purposes, UsageRefusal
-from robotsgate.stated import MAX_PREFERENCE, Stated, no_ai_of
-from robotsgate.stated import answer_usage as judged_usage
 
 logger = logging.getLogger(__name__)
 
@@ -145,8 +145,8 @@ class UsageCheck:
 
 
 def _stated(response: http.Response) -> Stated:
-    """What the answer's headers state of its use (robotsgate.stated); an X-Robotsgate-Usage of
-    the origin's own removed: only robotsgate speaks for robotsgate."""
+    """What the answer's headers state of its use (robotsgate.decision.stated); an
+    X-Robotsgate-Usage of the origin's own removed: only robotsgate speaks for robotsgate."""
     stated = Stated.of(response.headers.fields)
     if stated.ours:
         del response.headers[HEADER]

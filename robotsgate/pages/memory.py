@@ -15,9 +15,9 @@ from urllib.parse import urlsplit
 
 from cachetools import TTLCache
 
-from robotsgate.content import Undecodable, decoded_prefix
 from robotsgate.origin import Origin
 from robotsgate.pages.charset import MAX_PAGE_BYTES, HtmlText, decode_html
+from robotsgate.pages.content import Undecodable, decoded_prefix
 from robotsgate.pages.directives import agent_names
 from robotsgate.pages.links import resolve
 from robotsgate.pages.prefilter import can_have_signals
@@ -49,7 +49,7 @@ class Annotated:
     x_robots_tag: str  # the one X-Robots-Tag the bot gets
     body: bytes | None  # the stripped page; None: the body goes through unchanged
     signals: PageSignals
-    # Why the body could not be read (robotsgate.content.Undecodable): the signals are its
+    # Why the body could not be read (robotsgate.pages.content.Undecodable): the signals are its
     # headers' alone, and the page goes as it came, its headers untouched.
     unread: str | None = None
 

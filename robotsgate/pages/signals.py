@@ -62,10 +62,10 @@ class PageSignals:
     # X-Robots-Tag, which robotsgate.mitm.usage reads at the headers): read as train-ai=n.
     no_ai: tuple[str, ...] = ()
     # <link rel="license" type="application/rsl+xml" href> in the head, as written: where the
-    # page says its RSL licence is (robotsgate.licensing judges it for the bot's purposes).
+    # page says its RSL licence is (robotsgate.licensing.licenses judges it for the bot's purposes).
     licenses: tuple[str, ...] = ()
     # <script type="application/rsl+xml"> in the head: RSL licences embedded in the page, their
-    # XML as written (robotsgate.licensing reads and judges them as it does linked ones).
+    # XML as written (robotsgate.licensing.licenses reads and judges them as it does linked ones).
     inline_licenses: tuple[str, ...] = ()
     charset: str = "utf-8"
     truncated: bool = False

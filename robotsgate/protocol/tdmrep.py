@@ -18,7 +18,7 @@ Reading (read_tdmrep). A rule without a string `location` applies to nothing; a
 `tdm-reservation` other than 0 or 1 (the number, or the string of it) states nothing; either
 is a problem, and the other rules are still read. A body that is not a JSON array of objects
 cannot be read at all (`unreadable`): what it reserves is not known, which is not the same as
-reserving nothing (robotsgate.tdmrep decides what that means for a request).
+reserving nothing (robotsgate.licensing.tdmrep decides what that means for a request).
 
 Matching (TdmRep.rule). A location is a path pattern as robots.txt's Allow and Disallow lines
 write them ('*' any characters, a final '$' the end), matched against the request's path and

@@ -7,7 +7,7 @@ an address on it and its default route through it, and the bot joins that namesp
 starts (robotsgate.sealing.namespace: joined, then a user namespace of its own, so the bot has
 no privilege over its routes). Every packet the bot sends to any address then reaches mitmproxy
 with the address it was sent to: TCP is decided request by request (the Host or server name
-held to that address: robotsgate.exchange.names), DNS is answered by the proxy's resolver and
+held to that address: robotsgate.decision.names), DNS is answered by the proxy's resolver and
 anything else is refused (robotsgate.mitm.capture). The proxy variables still name the proxy,
 through the same bridge as --sealed, for the bots that read them.
 

@@ -5,7 +5,7 @@ still good, which tells a verifier's refusal for expiry from one for anything el
 
 import time
 
-from robotsgate.assemble import Clocks
+from robotsgate.config.assemble import Clocks
 from robotsgate.mitm import RobotsGate
 
 LATE = 3600  # seconds

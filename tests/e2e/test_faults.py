@@ -26,7 +26,7 @@ import brotli  # mitmproxy's own dependencies: the encodings httpx decodes
 import pytest
 import requests
 
-from robotsgate.content import zstd
+from robotsgate.pages.content import zstd
 
 from .clients import Resp, curl, get_all_at_once, httpx_call, requests_call
 from .machine import free_port

@@ -121,7 +121,7 @@ def test_the_sites_options_table_reads_at_1280_px(tmp_path: Path) -> None:
     """Every option's name on one line (they were broken inside words: robots_agen|t), the
     table within the window, and a meaning column wide enough to read; a screenshot in
     artifacts/options-1280.png."""
-    from robotsgate.options import OPTIONS
+    from robotsgate.config.options import OPTIONS
 
     from .test_tooling import ARTIFACTS, chromium
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from robotsgate.content import MAX_CODINGS
+from robotsgate.pages.content import MAX_CODINGS
 
 from .clients import Client, curl, httpx_call, requests_call
 from .origins import Origin, page_body

@@ -372,7 +372,7 @@ def test_an_allowed_address_written_in_mapped_form_means_its_ipv4_address(
         proxy: ProxyFactory, origin: OriginFactory) -> None:
     # ::ffff:127.0.0.1 is 127.0.0.1 (the one loopback form this machine can dial that carries
     # an IPv4 address; NAT64, 6to4 and SIIT forms need a translator, decided in-process in
-    # tests/test_egress.py). Both the entry and the request's target are read as IPv4.
+    # tests/egress/test_egress.py). Both the entry and the request's target are read as IPv4.
     site = origin(robots="User-agent: *\nAllow: /\n")
     p = proxy(robots_egress_allow=[f"[::ffff:127.0.0.1]:{site.port}"])
     for target in (f"127.0.0.1:{site.port}", f"[::ffff:127.0.0.1]:{site.port}"):

@@ -231,7 +231,7 @@ def test_strip_never_leaves_less_stripped_than_the_tree_says(pieces: list[str]) 
         stripped = strip_page(text.encode())
     except ValueError:
         # Markup no serialiser writes back even stripped: the proxy refuses such a page
-        # (tests/test_addon_usage.py: test_a_page_that_cannot_be_stripped_is_not_sent).
+        # (tests/mitm/test_addon_usage.py: test_a_page_that_cannot_be_stripped_is_not_sent).
         return
     want = strip_view(text)
     if stripped is None:

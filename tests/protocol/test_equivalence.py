@@ -436,10 +436,11 @@ CROSS_CHECK = [
 
 @pytest.mark.parametrize(("text", "path", "allowed"), CROSS_CHECK)
 def test_the_helper_is_what_the_gate_does(text: str, path: str, allowed: bool) -> None:
-    from robotsgate.fetch import FetchResult
-    from robotsgate.gate import Gate, GateConfig, Request
+    from robotsgate.decision.gate import Gate, GateConfig
+    from robotsgate.decision.verdict import Request
     from robotsgate.origin import Origin
-    from robotsgate.retrieval import Retrieval
+    from robotsgate.retrieval.entries import Retrieval
+    from robotsgate.retrieval.fetch import FetchResult
     from robotsgate.rules_cache import RulesCache
     from robotsgate.state.store import MemoryStore
 

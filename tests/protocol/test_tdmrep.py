@@ -2,7 +2,7 @@
 file /.well-known/tdmrep.json read and matched (robotsgate.protocol.tdmrep), its values 1 and 0,
 and its own order between its sources (robotsgate.protocol.usage.tdm_decided), apart from
 aipref's most-restrictive combination between TDMRep's answer and the other signals
-(robotsgate.stated.answer_usage).
+(robotsgate.decision.stated.answer_usage).
 
 The report's property definitions: tdm-reservation 1, TDM rights are reserved; 0, they are not
 (so a 0 is a statement, wherever it appears); tdm-policy, the URL of the rights holder's terms.
@@ -17,6 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from robotsgate.decision.stated import NOTHING_STATED, Stated, answer_usage
 from robotsgate.pages import read_page
 from robotsgate.protocol.tdmrep import MAX_BYTES, read_tdmrep
 from robotsgate.protocol.usage import (
@@ -26,7 +27,6 @@ from robotsgate.protocol.usage import (
     tdm_decided,
     tdm_reservation,
 )
-from robotsgate.stated import NOTHING_STATED, Stated, answer_usage
 
 ALLOWED, DISALLOWED = PreferenceValue.ALLOWED, PreferenceValue.DISALLOWED
 

@@ -28,7 +28,7 @@ from support.clock import FakeClock
 from support.gate import request_for, wire_gate
 from support.origins import Origins, ok
 
-from robotsgate.gate import GateConfig
+from robotsgate.decision.gate import GateConfig
 from robotsgate.rules_cache import RulesCache
 from robotsgate.state.fleet import Fleet
 from robotsgate.state.pacing import NoSlot, Pacer, Pacing, Slot

@@ -15,10 +15,10 @@ from mitmproxy.proxy import server_hooks
 from mitmproxy.proxy.layers import http as http_layer
 from mitmproxy.test import taddons
 
-from robotsgate.assemble import Clocks
+from robotsgate.config.assemble import Clocks
+from robotsgate.egress.resolver import Lookup
 from robotsgate.mitm import RobotsGate
 from robotsgate.mitm.runtime import Runtime
-from robotsgate.resolver import Lookup
 
 
 class Driven:

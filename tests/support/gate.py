@@ -6,17 +6,18 @@ from typing import Any
 
 import httpx
 
-from robotsgate.archive import RobotsArchive
-from robotsgate.fetch import Fetcher
-from robotsgate.gate import Gate, GateConfig, Request
-from robotsgate.licensing import Licensing
-from robotsgate.metrics import Metrics
+from robotsgate.decision.gate import Gate, GateConfig
+from robotsgate.decision.verdict import Request
+from robotsgate.licensing.licenses import Licensing
+from robotsgate.licensing.tdmrep import TdmRepFiles
+from robotsgate.metrics.prometheus import Metrics
 from robotsgate.origin import Origin
-from robotsgate.retrieval import Retrieval, RobotsFetcher
+from robotsgate.retrieval.archive import RobotsArchive
+from robotsgate.retrieval.entries import Retrieval, RobotsFetcher
+from robotsgate.retrieval.fetch import Fetcher
 from robotsgate.rules_cache import RulesCache
 from robotsgate.state.pacing import Pacer, Pacing
 from robotsgate.state.store import MemoryStore, Store
-from robotsgate.tdmrep import TdmRepFiles
 
 from .clock import FakeClock
 from .origins import Origins

@@ -4,7 +4,7 @@ from collections.abc import Awaitable, Callable, Mapping
 
 import httpx
 
-from robotsgate.fetch import Fetcher
+from robotsgate.retrieval.fetch import Fetcher
 
 Handler = Callable[[httpx.Request], Awaitable[httpx.Response] | httpx.Response]
 Route = httpx.Response | Handler

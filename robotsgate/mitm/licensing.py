@@ -1,0 +1,210 @@
+"""RSL licences that an answer names: its `Link` header field, or its page's `<link
+rel="license" type="application/rsl+xml">` (robotsgate.pages.license_links); or that its page
+holds: `<script type="application/rsl+xml">` in the head, the licence embedded.
+
+The licences robots.txt names were judged at the request (robotsgate.decision.gate). An answer may
+name more, for itself: they are judged here, by the same service (robotsgate.licensing.licenses:
+fetched as the proxy, kept, failing closed), for the purposes the bot declared, and the answer
+withheld when they refuse it, as a usage preference withholds one (robotsgate.mitm.usage): 403
+license-prohibited or license-required, 503 license-unavailable, audited with the origin's
+status. The Link header is judged at the headers: a body mitmproxy streams, or may stream once
+it has begun, is cut off when refused. A page's `<link>` and embedded licences are judged once
+its body is in (a streamed body is not read: its Link header is what counts), the embedded ones
+read with the same limits and judgement as a fetched document
+(robotsgate.licensing.licenses.embedded), without a fetch.
+
+Only a bot that declared purposes waits for any of this; for the others each hook returns at
+its first test.
+"""
+
+import logging
+import time
+from collections.abc import Awaitable
+
+import ada_url
+from mitmproxy import http
+
+from robotsgate.audit.records import Event
+from robotsgate.decision.purposes import Purposes
+from robotsgate.decision.verdict import Verdict
+from robotsgate.escape import escaped
+from robotsgate.licensing.licenses import (
+    REASONS,
+    LicenseDocument,
+    LicenseRefusal,
+    LicenseToken,
+    Licensing,
+    embedded,
+    license_answer,
+    linked,
+)
+from robotsgate.mitm import keys
+from robotsgate.mitm.again import send_again
+from robotsgate.mitm.answers import AuditUnwritable, answer
+from robotsgate.mitm.runtime import Runtime
+from robotsgate.mitm.usage import may_stream_late, origin_answer
+from robotsgate.outcomes import Reason
+from robotsgate.pages.license_links import rsl_links
+from robotsgate.protocol.rsl import License, LicenseSource
+
+logger = logging.getLogger(__name__)
+
+
+class LicenseCheck:
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self._again: dict[str, LicenseToken] = {}  # requests sent again with a new licence
+
+    def responseheaders(self, flow: http.HTTPFlow) -> Awaitable[None] | None:
+        # A plain function: an answer to a bot without purposes, or without a Link header that
+        # names an RSL licence, costs no coroutine.
+        response = flow.response
+        if response is None or not keys.private(flow).get(keys.PURPOSES):
+            return None
+        urls = _linked(flow, response)
+        return self._headers(flow, urls) if urls else None
+
+    def response(self, flow: http.HTTPFlow) -> Awaitable[None] | None:
+        private = keys.private(flow)
+        if not private.get(keys.PURPOSES):
+            return None
+        response = flow.response
+        if response is not None and response.status_code == 401:
+            token = self._refused_token(flow, response)
+            if token is not None:
+                return self._again_licensed(flow, token)
+        if private.get(keys.LICENSE_JUDGED) is None and \
+                not flow.metadata.get(keys.LICENSE_LINKS) and \
+                not flow.metadata.get(keys.LICENSE_INLINE):
+            return None
+        return self._body(flow)
+
+    def _refused_token(self, flow: http.HTTPFlow, response: http.Response
+                       ) -> LicenseToken | None:
+        """The licence the request carried, when the origin's 401 says it would not take it
+        (`WWW-Authenticate: License error="..."`), and it has not been sent again for it."""
+        verdict: Verdict | None = keys.private(flow).get(keys.VERDICT)
+        token = verdict.license_token if verdict is not None else None
+        if token is None or flow.id in self._again or flow.is_replay == "request" or \
+                flow.metadata.get(keys.ANSWERED) or \
+                response.stream or flow.request.stream or flow.request.raw_content is None:
+            return None
+        asked = response.headers.get_all("www-authenticate")
+        return token if any(value.lstrip().lower().startswith("license") for value in asked) \
+            else None
+
+    async def _again_licensed(self, flow: http.HTTPFlow, token: LicenseToken) -> None:
+        """Once: the token forgotten, the request sent again with a fresh one (decided afresh,
+        so a licence server that now refuses refuses it), and both noted in the audit log."""
+        live = self.runtime.of(flow)
+        if live.services.licensing is not None:
+            live.services.licensing.forget(token)
+        first = flow.response
+        assert first is not None
+        said = first.headers.get("www-authenticate", "")
+        _, trouble = await send_again(flow, self._again, token)
+        try:
+            live.recorder.flow(
+                flow, "license", Reason.LICENSE_REFUSED, None,
+                keys.private(flow).get(keys.VERDICT), origin_status=first.status_code,
+                error=f"the origin refused the licence ({escaped(said[:200])}); "
+                      + ("sent again with a new one" if trouble is None else
+                         f"sent again, it got no answer ({trouble}): the bot got the first"))
+        except AuditUnwritable:
+            logger.error("robotsgate: a licence sent again for %s could not be recorded",
+                         flow.request.pretty_url)
+
+    async def _headers(self, flow: http.HTTPFlow, urls: tuple[str, ...]) -> None:
+        response = flow.response
+        live = self.runtime.of(flow)
+        licensing = live.services.licensing
+        if response is None or licensing is None or not origin_answer(flow, response):
+            return
+        refusal = await self._judge(flow, licensing, urls, "link-header")
+        if refusal is None:
+            return
+        keys.private(flow)[keys.LICENSE_JUDGED] = refusal
+        if live.settings.monitor:
+            self._record(flow, refusal, response.status_code)
+        elif response.stream or may_stream_late(response, live.stream_bodies):
+            self._record(flow, refusal, response.status_code)
+            flow.kill()  # a refusal: the body must not reach the bot
+        # Otherwise withheld at `response`, once the body is in: an answer that says why.
+
+    async def _body(self, flow: http.HTTPFlow) -> None:
+        response = flow.response
+        live = self.runtime.of(flow)
+        licensing = live.services.licensing
+        if response is None or response.stream or licensing is None or \
+                not origin_answer(flow, response):
+            return
+        refusal: LicenseRefusal | None = keys.private(flow).get(keys.LICENSE_JUDGED)
+        if refusal is None:
+            linked: tuple[str, ...] = tuple(flow.metadata.get(keys.LICENSE_LINKS, ()))
+            inline: tuple[str, ...] = flow.metadata.get(keys.LICENSE_INLINE, ())
+            now = time.time()
+            refusal = await self._judge(
+                flow, licensing, linked, "html-link",
+                tuple(embedded(flow.request.url, xml, now) for xml in inline))
+            if refusal is None:
+                return
+        status = response.status_code
+        self._record(flow, refusal, status)
+        if live.settings.monitor:
+            return
+        verdict: Verdict = keys.private(flow)[keys.VERDICT]
+        text, headers = license_answer(refusal, agent=verdict.agent,
+                                       robots_url=verdict.robots_url, withheld=status)
+        if refusal.kind == "unavailable":
+            headers["Retry-After"] = str(licensing.error_ttl)
+        answer(flow, REASONS[refusal.kind], text, headers, verdict)
+
+    async def _judge(self, flow: http.HTTPFlow, licensing: Licensing, urls: tuple[str, ...],
+                     source: LicenseSource,
+                     given: tuple[tuple[License, LicenseDocument], ...] = ()
+                     ) -> LicenseRefusal | None:
+        purposes: Purposes = keys.private(flow)[keys.PURPOSES]
+        named, unread = linked(urls, source)
+        verdict: Verdict = keys.private(flow)[keys.VERDICT]
+        found = await licensing.judge(named, [flow.request.url], purposes,
+                                      site=verdict.robots_url.removesuffix("/robots.txt"),
+                                      unread=unread, given=given)
+        # A licence its server would issue: the request has been answered already, so there
+        # is nothing left to present it with, and nothing to refuse.
+        return None if isinstance(found, LicenseToken) else found
+
+    def _record(self, flow: http.HTTPFlow, refusal: LicenseRefusal, origin_status: int) -> None:
+        """Once per answer: on its headers, or on its body."""
+        if flow.metadata.get(keys.LICENSE_RECORDED):
+            return
+        flow.metadata[keys.LICENSE_RECORDED] = True
+        live = self.runtime.of(flow)
+        # Never "block": the request did reach the origin; its answer is what is withheld.
+        event: Event = "would-block" if live.settings.monitor else "withheld"
+        verdict: Verdict = keys.private(flow)[keys.VERDICT]
+        reason = REASONS[refusal.kind]
+        try:
+            live.recorder.flow(flow, event, reason, 503 if refusal.kind == "unavailable" else 403,
+                               verdict, origin_status=origin_status, licensed=refusal)
+        except AuditUnwritable:
+            # robots_audit_failure=closed: withheld all the same, since unrecorded is worse
+            # than refused.
+            logger.error("robotsgate: a licence refusal of %s could not be recorded",
+                         flow.request.pretty_url)
+
+
+def _linked(flow: http.HTTPFlow, response: http.Response) -> tuple[str, ...]:
+    """The RSL licences the answer's Link header fields name, resolved against the request's
+    URL (their context, RFC 8288 §3.2)."""
+    found: dict[str, None] = {}
+    base = flow.request.url
+    for name, value in response.headers.fields:
+        # A length and a cheap test first: most answers have no Link naming an RSL licence.
+        if len(name) != 4 or name.lower() != b"link" or b"rsl" not in value.lower():
+            continue
+        for reference in rsl_links(value.decode("latin-1")):
+            try:
+                found[ada_url.join_url(base, reference)] = None
+            except ValueError:
+                continue  # no URL: nothing to fetch
+    return tuple(found)
