@@ -33,7 +33,6 @@ from robotsgate.agent_directory import DIRECTORY_PATH, Published
 from robotsgate.assemble import Clocks, Services, Upstream
 from robotsgate.audit import AuditLog
 from robotsgate.audit_chain import Chain, proxy_id
-from robotsgate.spending import MemoryLedger
 from robotsgate.directory_server import DirectoryServer
 from robotsgate.egress import Socket
 from robotsgate.exchange import Exchange
@@ -46,6 +45,7 @@ from robotsgate.mitm.answers import AuditSink, Recorder
 from robotsgate.options import NAMES, OPTIONS, PREFIX, SPECS, Rebuilds, Settings
 from robotsgate.pages import Pages
 from robotsgate.resolver import Lookup, Resolver, system_lookup
+from robotsgate.spending import MemoryLedger
 from robotsgate.state.driver import Politeness
 from robotsgate.state.redis_url import redacted
 
