@@ -39,7 +39,7 @@ class Held:
 
 
 @dataclass(frozen=True, slots=True)
-class Snapshot:
+class Counts:
     """The counts at one moment (since the proxy started, but for what is held or in flight)."""
 
     forwarded: int = 0
@@ -55,7 +55,7 @@ class Snapshot:
         return self.forwarded + sum(self.refused.values()) + sum(self.would_refuse.values())
 
 
-def read(metrics: Metrics, held: Held) -> Snapshot:
+def read(metrics: Metrics, held: Held) -> Counts:
     """What the metrics have counted, and what is held now."""
     forwarded, refused, would = 0, Counter[str](), Counter[str]()
     for (result, reason), count in list(metrics.decisions.items()):
@@ -67,7 +67,7 @@ def read(metrics: Metrics, held: Held) -> Snapshot:
             would[reason] += count
     delayed = sum(metrics.wait_counts[1:])  # the first bucket: no wait at all
     fetching = metrics.registry.get_sample_value("robotsgate_robots_fetches_in_flight") or 0
-    return Snapshot(forwarded, delayed, dict(refused), dict(would), held.hosts, int(fetching),
+    return Counts(forwarded, delayed, dict(refused), dict(would), held.hosts, int(fetching),
                    spent(metrics))
 
 
@@ -90,7 +90,7 @@ def _by_reason(counts: Mapping[str, int]) -> str:
     return ", ".join(f"{count:,} {reason}" for reason, count in ordered)
 
 
-def line(now: Snapshot, before: Snapshot, seconds: float) -> str:
+def line(now: Counts, before: Counts, seconds: float) -> str:
     """The status line for `now`, with the request rate since `before`, `seconds` earlier."""
     rate = (now.requests - before.requests) * 60 / seconds if seconds > 0 else 0.0
     said = [f"{_number(now.requests, 'request')} (at {rate:,.0f}/min): "

@@ -155,12 +155,12 @@ def test_a_reading_counts_what_the_metrics_count() -> None:
     held.leave("b.example")
     with metrics.fetching():
         reading = status.read(metrics, held)
-    assert reading == status.Snapshot(
+    assert reading == status.Counts(
         forwarded=2, delayed=1, refused={"robots-unavailable": 1},
         would_refuse={"disallowed": 1}, hosts_waiting=1, fetching=1,
         spent=(Money("EUR", 10_000), Money("USD", 1_000_000)))
     assert reading.requests == 4
-    assert status.line(reading, status.Snapshot(), 120) == (
+    assert status.line(reading, status.Counts(), 120) == (
         "robotsgate: 4 requests (at 2/min): 2 forwarded (1 delayed), 1 refused (1 "
         "robots-unavailable), 1 forwarded that enforce mode would refuse (1 disallowed); "
         "1 host waiting; 1 robots.txt fetch in flight; spent EUR 0.01, USD 1.00")
@@ -171,8 +171,8 @@ def test_the_proxy_page_shows_the_line_the_proxy_says() -> None:
     page = (Path(__file__).resolve().parents[2] / "docs" / "operating" / "proxy.md").read_text()
     [shown] = [text for text in page.split("```") if text.strip().startswith(
         "robotsgate: 1,204 requests")]
-    now = status.Snapshot(forwarded=1150, delayed=310,
+    now = status.Counts(forwarded=1150, delayed=310,
                          refused={"disallowed": 41, "robots-unavailable": 13},
                          hosts_waiting=3, fetching=1, spent=(Money("USD", 50_000),))
-    before = status.Snapshot(forwarded=1108, refused={"disallowed": 0})
+    before = status.Counts(forwarded=1108, refused={"disallowed": 0})
     assert status.line(now, before, 60) == shown.strip()
