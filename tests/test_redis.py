@@ -459,6 +459,87 @@ async def test_a_restart_between_two_commands_is_no_outage_at_all(private_redis,
     assert outages_logged(caplog.records) <= 1, [r.getMessage() for r in caplog.records]
 
 
+# A script that keeps Redis busy for a tenth of a second (answering, only slowly).
+_BUSY = """
+local t = redis.call('TIME')
+local start = tonumber(t[1]) + tonumber(t[2]) / 1000000
+local now = start
+while now - start < 0.1 do
+  t = redis.call('TIME')
+  now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+end
+return 1
+"""
+
+
+async def test_a_queue_for_connections_is_not_an_outage(private_redis, fleets, caplog):
+    """Far more commands than connections, on a Redis that answers each within its timeout
+    but slowly: they wait their turn for a connection, longer than that timeout, and none is
+    refused (redis-py's own pool gives up with "No connection available")."""
+    fleet = fleet_on(private_redis.url, "rg:", "closed", timeout=0.5, max_connections=2)
+    fleets.append(fleet)
+    await fleet.pacer.reserve("warm.example", 1.0)
+    busy = Redis.from_url(private_redis.url)
+    reserving = True
+
+    async def keep_busy() -> int:
+        # One at a time: a command sent meanwhile waits for one of them at most.
+        runs = 0
+        while reserving:
+            await busy.eval(_BUSY, 0)  # type: ignore[misc]
+            runs += 1
+        return runs
+
+    try:
+        with caplog.at_level(logging.WARNING, "robotsgate.fleet"):
+            slow = asyncio.ensure_future(keep_busy())
+            answers = await asyncio.gather(
+                *(fleet.pacer.reserve(f"h{i}.example", 1.0) for i in range(24)),
+                return_exceptions=True)
+            reserving = False
+            runs = await slow
+    finally:
+        await busy.aclose()
+    assert runs > 5  # the last reservations waited well past the timeout for a connection
+    assert all(isinstance(a, Slot) for a in answers), answers
+    assert not fleet.down and outages_logged(caplog.records) == 0, caplog.records
+
+
+async def test_a_burst_on_a_new_fleet_holds_no_connection_while_it_waits_for_another(
+        private_redis, fleets, caplog):
+    """Fenced commands need Redis's clock measured (a round trip) before they are sent: a
+    burst of them, more than the connections, must not each hold one while waiting for the
+    measurement's (which would never come)."""
+    fleet = fleet_on(private_redis.url, "rg:", "closed", timeout=0.5, max_connections=2)
+    fleets.append(fleet)
+    with caplog.at_level(logging.WARNING, "robotsgate.fleet"):
+        answers = await asyncio.gather(
+            *(fleet.pacer.reserve(f"h{i}.example", 1.0) for i in range(8)),
+            return_exceptions=True)
+    assert all(isinstance(a, Slot) for a in answers), answers
+    assert not fleet.down and outages_logged(caplog.records) == 0, caplog.records
+
+
+async def test_commands_waiting_for_a_connection_give_up_once_redis_is_found_gone(
+        private_redis, fleets):
+    fleet = fleet_on(private_redis.url, "rg:", "closed", timeout=0.5, max_connections=2)
+    fleets.append(fleet)
+    await fleet.pacer.reserve("warm.example", 1.0)
+    private_redis.pause()  # SIGSTOP: every command sent times out
+    try:
+        answers = await asyncio.gather(
+            *(fleet.pacer.reserve(f"h{i}.example", 1.0) for i in range(40)),
+            return_exceptions=True)
+    finally:
+        private_redis.resume()
+    assert all(isinstance(a, SharedStateUnavailable) for a in answers), answers
+    assert all("TimeoutError" in str(a) for a in answers), answers[-1]  # what was said
+    # Only the commands that had a connection when Redis was found gone were sent (to run
+    # late, to no effect); the others gave up in the queue instead of each timing out in
+    # turn, and there is nothing of theirs to give back once Redis answers.
+    assert len(fleet.shared_pacer._abandoned) <= 2
+
+
 async def test_commands_that_timed_out_take_no_effect_when_a_paused_redis_runs_them(
         private_redis, fleets):
     locker = fleet_on(private_redis.url, "rg:", "closed", timeout=0.5)

@@ -42,7 +42,7 @@ from cachetools import LRUCache
 from redis.crc import REDIS_CLUSTER_HASH_SLOTS, key_slot
 
 from robotsgate.state.pacing import NoSlot, Slot
-from robotsgate.state.redis_clock import Client, RedisClock
+from robotsgate.state.redis_clock import Abandoned, Client, RedisClock
 from robotsgate.state.redis_politeness import Program
 
 BUCKETS = 16
@@ -204,6 +204,8 @@ class RedisPacer:
                         "reserve", [self.key(host), self.epoch_key(group)],
                         [repr(self._regroup), self.channel, repr(max(interval, 0.0)),
                          repr(float(limit)), host, repr(self._keep), str(group), reservation])
+            except Abandoned:
+                raise  # never sent
             except BaseException:
                 # No answer: Redis may have claimed the slot all the same.
                 self._abandoned[host] = reservation
