@@ -803,6 +803,48 @@ async def test_the_next_request_waits_while_another_proxys_is_unconfirmed(shared
     assert await second - left >= 0.05 - TICK
 
 
+async def test_a_turn_taken_with_a_slot_and_not_used_leaves_the_request_to_be_confirmed(
+        shared_fleet):
+    """A slot that is now comes with its turn taken, for a request that leaves as it is
+    released. One that turns out to open a connection gives that turn back and takes its turn
+    as any other: the next request, from another proxy, waits for it to be confirmed."""
+    a, b = shared_fleet(), shared_fleet()
+    on_a, on_b = departures_of(a), departures_of(b)
+    assert await a.pacer.reserve("h.example", 0.05) == Slot(0.0, False)
+    async with on_a.turn("h.example", 0.05, "first", tls=False, at_once=lambda: False):
+        pass
+    second = asyncio.create_task(release(on_b, "second", 0.05))
+    await asyncio.sleep(0.6)
+    assert not second.done()  # the first is pending: its connection is not ready yet
+    left = time.monotonic()
+    on_a.connected("h.example", tls=False)
+    assert await second - left >= 0.05 - TICK
+
+
+async def test_a_request_that_cannot_leave_within_the_slack_takes_its_turn_again(
+        redis_clients, redis_prefix):
+    client = redis_clients()
+    stalled = [0.0]  # seconds this "proxy" lost between its turn's answer and its release
+    turns = RedisDepartures(
+        redis_pacer(client, redis_prefix, monotonic=lambda: time.monotonic() + stalled[0]),
+        confirm_timeout=10.0, max_hosts=10, monotonic=lambda: time.monotonic() + stalled[0])
+    asked = 0
+
+    def at_once() -> bool:
+        nonlocal asked
+        asked += 1
+        if asked == 2:  # the first answer came, and the proxy stalled before the release
+            stalled[0] += 1.0
+        return True
+
+    await turns.take("h.example", 0.1, "first", at_once)
+    assert turns.round_trips == 2
+    # Recorded by the second turn, as the first was given back: it leaves by then.
+    assert turns.recorded("first", time.monotonic() + stalled[0])
+    key = redis_pacer(client, redis_prefix).key("h.example")
+    assert await client.hget(key, "turn_by") == b"first"
+
+
 def turns_on(client: Redis, prefix: str, confirm_timeout: float = 10.0,
              **kwargs: float) -> RedisDepartures:
     """One proxy's fleet turns, without the rest of its fleet."""

@@ -45,7 +45,7 @@ from robotsgate.state.fleet_views import Down, FleetDepartures, FleetPacer, Flee
 from robotsgate.state.pacing import Pacer
 from robotsgate.state.redis_clock import Abandoned, Client, RedisClock
 from robotsgate.state.redis_departures import RedisDepartures
-from robotsgate.state.redis_pacing import RedisPacer
+from robotsgate.state.redis_pacing import SLACK, RedisPacer
 from robotsgate.state.redis_store import RedisStore
 from robotsgate.state.redis_url import Fallback, is_cluster, redacted
 from robotsgate.state.store import MemoryStore
@@ -226,10 +226,12 @@ class Fleet:
                  max_origins: int, max_wait: float, lock_ttl: float, retry_interval: float = 0.5,
                  timeout: float = 2.0, idle_ttl: float = 5.0, max_connections: int = 64,
                  monotonic: Callable[[], float] = time.monotonic, regroup: float = 2.0,
-                 confirm_timeout: float = CONFIRM_TIMEOUT, grace: float | None = None) -> None:
+                 confirm_timeout: float = CONFIRM_TIMEOUT, grace: float | None = None,
+                 slack: float = SLACK) -> None:
         """`confirm_timeout`: seconds a released request may go unconfirmed before it counts
         as having left (departures.py); `grace`: seconds of an outage that paced requests wait
-        out in `local` (that timeout, unless given)."""
+        out in `local` (that timeout, unless given); `slack`: how far ahead a departure may be
+        recorded with its turn (redis_departures.py)."""
         self.url = url
         self.fallback = fallback
         self.max_origins = max_origins
@@ -247,9 +249,10 @@ class Fleet:
         self.shared_pacer = RedisPacer(self.client, prefix=prefix, max_wait=max_wait,
                                        max_hosts=max_origins, idle_ttl=idle_ttl,
                                        monotonic=monotonic, redis_clock=self.redis_clock,
-                                       regroup=regroup)
+                                       regroup=regroup, slack=slack)
         self.shared_departures = RedisDepartures(
-            self.shared_pacer, confirm_timeout=confirm_timeout, max_hosts=max_origins)
+            self.shared_pacer, confirm_timeout=confirm_timeout, max_hosts=max_origins,
+            monotonic=monotonic)
         self.local_store = local_store
         self.local_pacer = local_pacer
         self.store = FleetStore(self)

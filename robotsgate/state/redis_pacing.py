@@ -68,6 +68,11 @@ def bucket_of(host: str) -> int:
     """The group of a host (crc32: the same in every proxy, unlike hash())."""
     return zlib.crc32(host.encode()) % BUCKETS
 
+# Seconds a departure recorded in advance may precede the real one: a request that leaves as
+# it is released (on a connection already open) has its departure recorded with its turn, as
+# at most this far ahead, and is sent within half of it or takes its turn again.
+SLACK = 0.03
+
 _FREE = Slot(0.0, False)
 # A wait limit that no schedule reaches, for reservations that must not be refused: Lua's
 # tonumber() does not read Python's "inf".
@@ -81,9 +86,11 @@ class RedisPacer:
                  backoff_base: float = 1.0, backoff_cap: float = 300.0, idle_ttl: float = 5.0,
                  keep: float = 3600.0, monotonic: Callable[[], float] = time.monotonic,
                  redis_clock: RedisClock | None = None, regroup: float = 2.0,
-                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+                 slack: float = SLACK) -> None:
         """`regroup`: seconds that reservations wait, after Redis lost the schedule, for every
-        proxy to re-assert what it knew (more than the fleet's retry interval)."""
+        proxy to re-assert what it knew (more than the fleet's retry interval); `slack`: the
+        most a departure recorded in advance may precede the real one (redis_departures.py)."""
         self._redis = client
         self._redis_clock = RedisClock(client) if redis_clock is None else redis_clock
         self._prefix = prefix
@@ -106,6 +113,10 @@ class RedisPacer:
         self._listening = False
         self._notices = 0  # notices (and subscription changes) seen, to detect races
         self.round_trips = 0  # scripts run, for tests and benchmarks
+        self.slack = slack
+        # host -> (reservation id, when it was sent): a turn taken with a slot that was now,
+        # for the request's turn to take up (redis_departures.py).
+        self._taken: LRUCache[str, tuple[str, float]] = LRUCache(maxsize=max_hosts)
 
     @property
     def regroup(self) -> float:
@@ -198,12 +209,14 @@ class RedisPacer:
             self.round_trips += 1
             group = bucket_of(host)
             reservation = secrets.token_hex(8)
+            sent = self._monotonic()
             try:
-                wait_s, paused, idle, refused, regrouping, nxt, paused_until = \
+                wait_s, paused, idle, refused, regrouping, nxt, paused_until, taken = \
                     await self.program.fenced(
                         "reserve", [self.key(host), self.epoch_key(group)],
                         [repr(self._regroup), self.channel, repr(max(interval, 0.0)),
-                         repr(float(limit)), host, repr(self._keep), str(group), reservation])
+                         repr(float(limit)), host, repr(self._keep), str(group), reservation,
+                         repr(self.slack)])
             except Abandoned:
                 raise  # never sent
             except BaseException:
@@ -222,11 +235,25 @@ class RedisPacer:
                 self._idle[host] = self._monotonic() + self._idle_ttl
             return _FREE
         self._idle.pop(host, None)
+        if taken:
+            self._taken[host] = (reservation, sent)
+            # Its departure, recorded at most the slack from now, is a schedule too: the next
+            # start is an interval after it.
+            nxt = float(nxt) + self.slack
         self._learn(host, float(nxt), float(paused_until))  # to put back if Redis loses it
         wait = float(wait_s)
         if refused:
             return NoSlot(wait, bool(paused))
         return Slot(wait, bool(paused))
+
+    def taken(self, host: str) -> tuple[str, float] | None:
+        """The turn taken for `host` with its last slot, if no request has taken it up yet:
+        (the reservation's id, when it was sent, on the monotonic clock)."""
+        return self._taken.pop(host, None)
+
+    def learn(self, host: str, nxt: float) -> None:
+        """A start no earlier than `nxt` (Redis's clock), to put back if Redis loses it."""
+        self._learn(host, nxt, 0.0)
 
     async def pushback(self, host: str, retry_after: float | None) -> float:
         self._idle.pop(host, None)
