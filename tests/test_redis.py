@@ -821,9 +821,11 @@ async def test_a_turn_taken_with_a_slot_and_not_used_leaves_the_request_to_be_co
     assert await second - left >= 0.05 - TICK
 
 
-async def test_a_request_that_cannot_leave_within_the_slack_takes_its_turn_again(
+async def test_a_request_that_cannot_leave_within_the_slack_takes_its_turn_to_be_confirmed(
         redis_clients, redis_prefix):
     client = redis_clients()
+    for epoch in redis_pacer(client, redis_prefix).epoch_keys:  # the schedule is whole
+        await client.set(epoch, "0")
     stalled = [0.0]  # seconds this "proxy" lost between its turn's answer and its release
     turns = RedisDepartures(
         redis_pacer(client, redis_prefix, monotonic=lambda: time.monotonic() + stalled[0]),
@@ -838,11 +840,12 @@ async def test_a_request_that_cannot_leave_within_the_slack_takes_its_turn_again
         return True
 
     await turns.take("h.example", 0.1, "first", at_once)
+    # The turn given back, and taken again as one to be confirmed (no timing: a busy proxy
+    # makes progress): its departure was not recorded, it is to be reported.
     assert turns.round_trips == 2
-    # Recorded by the second turn, as the first was given back: it leaves by then.
-    assert turns.recorded("first", time.monotonic() + stalled[0])
+    assert not turns.recorded("first", time.monotonic() + stalled[0])
     key = redis_pacer(client, redis_prefix).key("h.example")
-    assert await client.hget(key, "turn_by") == b"first"
+    assert await client.hmget(key, ["pending", "turn_by"]) == [b"first", None]
 
 
 def turns_on(client: Redis, prefix: str, confirm_timeout: float = 10.0,

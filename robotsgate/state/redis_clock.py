@@ -98,6 +98,18 @@ class RedisClock:
     def known(self) -> bool:
         return self._offset is not None
 
+    def estimate(self, key: str) -> tuple[float, float] | None:
+        """(offset, error) of the clock that runs the scripts of `key` (on a cluster, its
+        node's), as measured: Redis's time is this proxy's monotonic clock plus the offset,
+        give or take the error (half the round trip it was measured in). None if it was not
+        measured (or was forgotten since)."""
+        if isinstance(self._redis, RedisCluster):
+            node = self._redis.get_node_from_key(key)
+            known = None if node is None else self._nodes.get(node.name)
+        else:
+            known = None if self._offset is None else (self._offset, self._rtt)
+        return None if known is None else (known[0], known[1] / 2)
+
     async def deadline(self) -> str:
         """The fence for a command sent now: its ARGV[1], at the earliest Redis's time can be
         now plus the fence (the measurement's error allowed for)."""

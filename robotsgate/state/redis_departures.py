@@ -72,6 +72,9 @@ _GO, _WAIT, _PENDING = 0, 1, 2
 # channel is subscribed: the notice is what wakes a waiter then.
 _POLL = 0.25
 _POLL_LISTENING = 1.0
+# Seconds a proxy that missed a turn given for leaving at once takes its turns to be confirmed
+# instead (three round trips a request, not four with a miss each).
+_BUSY_FOR = 2.0
 
 
 class RedisDepartures:
@@ -102,11 +105,12 @@ class RedisDepartures:
         slack = pacer.slack
         taken = pacer.taken(host)
         if taken is not None:
-            if at_once is not None and at_once() and self._in_time(flow, taken[1]):
+            if at_once is not None and at_once() and self._in_time(flow, host, taken[1]):
                 return  # its reservation took the turn: no round trip at all
             give_back = taken[0]  # it cannot leave on it: given back with the next ask
         else:
             give_back = ""
+        missed = False
         group = bucket_of(host)
         keys = [pacer.key(host), pacer.epoch_key(group)]
         heard = asyncio.Event()
@@ -116,8 +120,11 @@ class RedisDepartures:
             while True:
                 heard.clear()
                 self.round_trips += 1
-                leaving = at_once is not None and at_once()
-                sent = self._monotonic()
+                # Once it missed a turn given for leaving at once (this proxy too busy to
+                # release it in time), it takes its turn as a request to be confirmed: that
+                # needs no timing, and the busy proxy makes progress.
+                leaving = at_once is not None and not missed and not self.busy() and \
+                    at_once()
                 kind, seconds, *at = await pacer.program.fenced(
                     "turn", keys,
                     [repr(pacer.regroup), pacer.channel, repr(interval), flow,
@@ -129,14 +136,18 @@ class RedisDepartures:
                         return
                     # Its turn comes `seconds` after Redis gave it (no earlier here, where the
                     # answer came later), its departure recorded as by the slack after that.
-                    self._heard_of(host, float(at[0]))
-                    pacer.learn(host, float(at[0]) + interval)
                     if float(seconds) > 0:
                         await self._sleep(float(seconds))
                     if at_once is not None and at_once() and \
-                            self._in_time(flow, sent + float(seconds)):
+                            self._in_time(flow, host, float(at[0])):
+                        self._heard_of(host, float(at[0]))
+                        pacer.learn(host, float(at[0]) + interval)
                         return
                     give_back = flow  # it cannot leave on it in time: taken again
+                    missed = True
+                    # A proxy that missed one is likely to miss the next (it is busy): for a
+                    # while, its requests take their turns to be confirmed, as before.
+                    pacer.busy_until = self._monotonic() + _BUSY_FOR
                 elif kind == _WAIT:
                     await self._sleep(float(seconds))
                 else:
@@ -148,16 +159,24 @@ class RedisDepartures:
             if not waiting:
                 self._waiting.pop(host, None)
 
-    def _in_time(self, flow: str, turn: float) -> bool:
-        """Whether a request whose turn came at `turn` at the earliest (the monotonic clock:
-        the moment its command was sent, plus the wait it was given) can still leave within
-        the slack after it, where its departure was recorded: then it is released now, and
-        needs no report. Half the slack is kept for what comes after its release (mitmproxy
-        writing it)."""
-        slack = self._pacer.slack
-        if self._monotonic() - turn > slack / 2:
+    def busy(self) -> bool:
+        """Whether this proxy recently missed a turn given for leaving at once."""
+        return self._monotonic() < self._pacer.busy_until
+
+    def _in_time(self, flow: str, host: str, recorded: float) -> bool:
+        """Whether a request whose departure was recorded as `recorded` (Redis's clock: its
+        turn plus the slack) is released early enough: by half the slack before that, however
+        wrong this proxy's reading of Redis's clock may be. Then it is released now, and needs
+        no report; the other half is for what comes after its release (mitmproxy writing
+        it)."""
+        clock = self._pacer.clock_of(host)
+        if clock is None:
             return False
-        self._recorded[flow] = turn + slack
+        offset, error = clock
+        latest = recorded - self._pacer.slack / 2 - offset - error  # on this proxy's clock
+        if self._monotonic() > latest:
+            return False
+        self._recorded[flow] = latest + self._pacer.slack / 2  # a departure by then is covered
         return True
 
     def recorded(self, flow: str, at: float) -> bool:

@@ -13,7 +13,10 @@ The waits it returns are seconds from that moment; each proxy sleeps them on its
 Hot path: a host with no interval of its own and nothing scheduled (the common case) costs no
 Redis round trip. The script says when a host is idle, the proxy remembers that, and forgets it
 as soon as a notice on `{prefix}pace` says the host became busy or paused somewhere in the fleet.
-Idle knowledge is trusted only while the notice channel is subscribed (see fleet.Fleet).
+Idle knowledge is trusted only while the notice channel is subscribed (see fleet.Fleet). The
+host's hash keeps until when some proxy may trust it idle (`idle_until`): a host that gets a
+schedule is said busy only then, so that a paced request to a host nobody asked unpaced costs
+no notice (a message to every proxy of the fleet).
 
 Losing Redis's memory (restarted empty, FLUSHDB, a failover to a replica that lagged) must not
 lose the schedule: the next request would get "now", however recently the last one left. So an
@@ -71,7 +74,7 @@ def bucket_of(host: str) -> int:
 # Seconds a departure recorded in advance may precede the real one: a request that leaves as
 # it is released (on a connection already open) has its departure recorded with its turn, as
 # at most this far ahead, and is sent within half of it or takes its turn again.
-SLACK = 0.03
+SLACK = 0.05
 
 _FREE = Slot(0.0, False)
 # A wait limit that no schedule reaches, for reservations that must not be refused: Lua's
@@ -114,8 +117,12 @@ class RedisPacer:
         self._notices = 0  # notices (and subscription changes) seen, to detect races
         self.round_trips = 0  # scripts run, for tests and benchmarks
         self.slack = slack
-        # host -> (reservation id, when it was sent): a turn taken with a slot that was now,
-        # for the request's turn to take up (redis_departures.py).
+        # Until when (monotonic) this proxy takes no turn with a reservation: it missed one
+        # lately (redis_departures.py).
+        self.busy_until = 0.0
+        # host -> (reservation id, the departure recorded with it, on Redis's clock): a turn
+        # taken with a slot that was now, for the request's turn to take up
+        # (redis_departures.py).
         self._taken: LRUCache[str, tuple[str, float]] = LRUCache(maxsize=max_hosts)
 
     @property
@@ -216,7 +223,8 @@ class RedisPacer:
                         "reserve", [self.key(host), self.epoch_key(group)],
                         [repr(self._regroup), self.channel, repr(max(interval, 0.0)),
                          repr(float(limit)), host, repr(self._keep), str(group), reservation,
-                         repr(self.slack)])
+                         "" if sent < self.busy_until else repr(self.slack),
+                         repr(self._idle_ttl)])
             except Abandoned:
                 raise  # never sent
             except BaseException:
@@ -236,7 +244,8 @@ class RedisPacer:
             return _FREE
         self._idle.pop(host, None)
         if taken:
-            self._taken[host] = (reservation, sent)
+            # Its slot was now: its departure recorded as the slack after it.
+            self._taken[host] = (reservation, float(nxt) - interval + self.slack)
             # Its departure, recorded at most the slack from now, is a schedule too: the next
             # start is an interval after it.
             nxt = float(nxt) + self.slack
@@ -248,8 +257,12 @@ class RedisPacer:
 
     def taken(self, host: str) -> tuple[str, float] | None:
         """The turn taken for `host` with its last slot, if no request has taken it up yet:
-        (the reservation's id, when it was sent, on the monotonic clock)."""
+        (the reservation's id, the departure recorded with it, on Redis's clock)."""
         return self._taken.pop(host, None)
+
+    def clock_of(self, host: str) -> tuple[float, float] | None:
+        """(offset, error) of Redis's clock where `host`'s state is (RedisClock.estimate)."""
+        return self._redis_clock.estimate(self.key(host))
 
     def learn(self, host: str, nxt: float) -> None:
         """A start no earlier than `nxt` (Redis's clock), to put back if Redis loses it."""

@@ -50,7 +50,9 @@ end
 
 -- KEYS: host hash, its group's epoch. A: regroup, channel, interval, max_wait, host, keep
 -- (seconds the hash outlives its last use, so the backoff counter is remembered between
--- pauses), group, the reservation's id (kept with the `next` it replaced), slack ('' for none).
+-- pauses), group, the reservation's id (kept with the `next` it replaced), slack ('' for none),
+-- seconds a proxy trusts a host idle (`idle_until`: a host found idle is said busy on the
+-- channel when it gets a schedule before then; no notice otherwise).
 -- {wait, paused, idle, refused, regrouping, next, paused_until, turn}
 -- A slot that is now, on a host whose turn is free (nothing pending, the interval passed since
 -- the last departure), comes with its turn taken (`turn` 1): its departure is recorded as at
@@ -62,14 +64,25 @@ local function reserve()
     return {f6(regrouping), 0, 0, 0, 1, '0', '0', 0}
   end
   local interval = tonumber(A[3])
-  local state = redis.call('HMGET', KEYS[1], 'next', 'paused_until', 'left', 'pending')
+  local state = redis.call('HMGET', KEYS[1], 'next', 'paused_until', 'left', 'pending',
+                           'idle_until')
   local nxt = tonumber(state[1]) or 0
   local paused_until = tonumber(state[2]) or 0
   if nxt <= now and paused_until <= now then
     if interval <= 0 then
+      -- Idle: the proxy that asked trusts that for `idle` seconds (redis_pacing.py), and is
+      -- told if the host gets busy meanwhile. Kept that long, and a second more.
+      local idle = tonumber(A[10])
+      redis.call('HSET', KEYS[1], 'idle_until', f6(now + idle + 1))
+      if redis.call('PTTL', KEYS[1]) < (idle + 1) * 1000 then
+        redis.call('PEXPIRE', KEYS[1], math.ceil((idle + 1) * 1000))
+      end
       return {'0', 0, 1, 0, 0, '0', '0', 0}
     end
-    redis.call('PUBLISH', A[2], 'busy ' .. A[5])
+    if (tonumber(state[5]) or 0) > now then
+      -- A proxy may trust it idle still: it hears that it is not.
+      redis.call('PUBLISH', A[2], 'busy ' .. A[5])
+    end
   end
   local slot = math.max(now, nxt, paused_until)
   local paused = 0

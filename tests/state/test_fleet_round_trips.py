@@ -48,9 +48,11 @@ class Setup:
     proxies: list[Politeness]
     fleets: list[Fleet]
     calls: Callable[[], Awaitable[int]]  # EVALSHA calls run so far, on every primary
+    publishes: Callable[[], Awaitable[int]]  # notices published so far
 
 
-async def evalsha_calls(urls: list[str]) -> int:
+async def calls_of(urls: list[str], command: str = "evalsha") -> int:
+    """How many times every primary ran `command` (inside scripts too)."""
     total = 0
     for url in urls:
         node = Redis.from_url(url)
@@ -58,7 +60,7 @@ async def evalsha_calls(urls: list[str]) -> int:
             if (await node.info("replication")).get("role") != "master":
                 continue
             stats = await node.info("commandstats")
-            total += int(stats.get("cmdstat_evalsha", {}).get("calls", 0))
+            total += int(stats.get(f"cmdstat_{command}", {}).get("calls", 0))
         finally:
             await node.aclose()
     return total
@@ -102,7 +104,8 @@ async def setup(request: pytest.FixtureRequest, tmp_path: Path,
         while not fleet.shared_pacer.is_listening:
             await asyncio.sleep(0.01)
     try:
-        yield Setup(proxies, fleets, lambda: evalsha_calls(nodes))
+        yield Setup(proxies, fleets, lambda: calls_of(nodes),
+                    lambda: calls_of(nodes, "publish"))
     finally:
         for fleet in fleets:
             await fleet.aclose()
@@ -131,12 +134,14 @@ async def reported(setup: Setup) -> None:
 
 
 async def test_a_request_whose_slot_is_now_costs_one_call(setup: Setup) -> None:
-    before = await setup.calls()
+    before, published = await setup.calls(), await setup.publishes()
     for i in range(6):  # alternately through both proxies, each once the interval has passed
         await request(setup.proxies[i % 2], f"r{i}")
         await asyncio.sleep(INTERVAL + SLACK + 0.05)
     await reported(setup)
     assert await setup.calls() - before == 6
+    # And no notice to every proxy: none of them took the host for idle.
+    assert await setup.publishes() - published == 0
 
 
 async def test_a_request_that_waits_for_its_slot_costs_two(setup: Setup) -> None:
