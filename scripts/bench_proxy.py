@@ -11,8 +11,10 @@ median of the rounds' ratios, printed with their range. Each round measures proc
 own (`--launches`, by default one launch of every proxy per round, all started before the
 first cell): one process can run 5-10% slower than another of the same code for as long as it
 lives, so a run on one launch of each would carry that launch's luck into every cell.
-Targets: gate / plain >= 0.95 for allowed requests in every cell; serve / plain >= 1.3 for
-allowed keep-alive requests (serve leaves out the mitmdump addons nothing asked for).
+Target: serve / plain >= 1.3 for allowed keep-alive requests (serve leaves out the mitmdump
+addons nothing asked for). gate / plain is printed, not a target: the gate's target is within
+3% of a script whose hooks do nothing (scripts/bench_parts.py), plus the counted-work guard in
+CI (tests/test_work_budget.py).
 
 With `--signed` (`--signed-only`: it alone), a second table measures Web Bot Auth signing, which
 applies to https requests only: nginx also serves https (a self-signed certificate made at
@@ -483,8 +485,8 @@ def http_table(args: argparse.Namespace, launches: list[Started], names: list[st
                 label = "allowed" if path == "page.html" else "403"
                 print(f"{label:9} {'close' if close else 'keep-alive':10} {c:>3} | "
                       f"{cells(runs, names, 9)} | {text}", flush=True)
-    print(f"target: allowed gate/plain >= 0.95 in every cell: worst {worst:.2f}, "
-          f"{'met' if worst >= 0.95 else 'NOT met'}")
+    print(f"allowed gate/plain, worst cell: {worst:.2f} (the gate's target is against the "
+          f"floor: scripts/bench_parts.py)")
     print(f"target: allowed keep-alive serve/plain >= 1.3: worst {worst_serve:.2f}, "
           f"{'met' if worst_serve >= 1.3 else 'NOT met'}")
 

@@ -56,7 +56,8 @@ class Turns:
             try:
                 await politeness.turn(host, start, interval, flow.id,
                                       tls=flow.request.scheme == "https",
-                                      client=flow.client_conn.id)
+                                      client=flow.client_conn.id,
+                                      at_once=lambda: _goes_on_open_connection(flow))
             finally:
                 held.leave(host)
             if streamed:

@@ -49,9 +49,12 @@ CONFIRM_TIMEOUT = 10.0
 class SharedTurns(Protocol):
     """Turns taken across a fleet (fleet.FleetDepartures)."""
 
-    async def take(self, host: str, interval: float, flow: str) -> None:
+    async def take(self, host: str, interval: float, flow: str,
+                   at_once: Callable[[], bool] | None = None) -> None:
         """Return once the previous request to `host` from any proxy has left, and `interval`
-        has passed since."""
+        has passed since. `at_once()`: whether the request leaves as it is released (on a
+        connection already open), asked at the last moment: its departure can then be
+        recorded with its turn."""
 
     def left(self, host: str, flow: str, at: float) -> None:
         """The request `flow` left at `at` (the monotonic clock)."""
@@ -70,9 +73,11 @@ class Departures:
 
     @contextlib.asynccontextmanager
     async def turn(self, host: str, interval: float, flow: str, *, tls: bool,
-                   client: str | None = None) -> AsyncIterator[None]:
+                   client: str | None = None, at_once: Callable[[], bool] | None = None
+                   ) -> AsyncIterator[None]:
         """Hold the caller until the previous request to `host` has left and `interval` has
-        passed since; on leaving the block, the caller's request counts as released."""
+        passed since; on leaving the block, the caller's request counts as released.
+        `at_once()`: whether it leaves as it is released (see SharedTurns.take)."""
         state = self._hosts.get(host)
         if state is None:
             state = self._hosts[host] = _Host()
@@ -86,7 +91,7 @@ class Departures:
             if wait > 0:
                 await self._sleep(wait)
             if self._shared is not None:
-                await self._shared.take(host, interval, flow)
+                await self._shared.take(host, interval, flow, at_once)
             yield
             state.pending = asyncio.get_running_loop().create_future()
             state.turn = politeness.released(state.turn, self._monotonic(), flow)

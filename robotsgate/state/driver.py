@@ -48,16 +48,21 @@ class Politeness:
     # -- as it leaves ---------------------------------------------------------------------------
 
     async def turn(self, host: str, start: float, interval: float, flow: str, *, tls: bool,
-                   client: str | None = None) -> None:
+                   client: str | None = None, at_once: Callable[[], bool] | None = None
+                   ) -> None:
         """Return when the request `flow` may leave: at `start` (the monotonic clock: its
         reserved slot) at the earliest and, when its host is paced (`interval` > 0), once the
         previous request to it has left and `interval` has passed since. From then on the
-        request counts as released, until `connected` or `settled` says it left."""
+        request counts as released, until `connected` or `settled` says it left.
+        `at_once()`: whether it leaves as soon as it is released (on a connection already
+        open), asked at the last moment; in a fleet, its turn and its departure are then one
+        round trip to Redis, or none when its slot was now (redis_departures.py)."""
         wait = start - self._monotonic()
         if wait > 0:
             await self._sleep(wait)
         if interval > 0:
-            async with self.departures.turn(host, interval, flow, tls=tls, client=client):
+            async with self.departures.turn(host, interval, flow, tls=tls, client=client,
+                                            at_once=at_once):
                 pass
 
     # -- what is learnt afterwards --------------------------------------------------------------

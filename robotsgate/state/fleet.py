@@ -18,11 +18,13 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextvars import ContextVar
+from typing import Any
 
 import redis
 from redis.asyncio import BlockingConnectionPool, Redis
-from redis.asyncio.cluster import RedisCluster
+from redis.asyncio.cluster import ClusterPipeline, RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import (
@@ -41,9 +43,9 @@ from robotsgate.rules_cache import RulesCache
 from robotsgate.state.departures import CONFIRM_TIMEOUT
 from robotsgate.state.fleet_views import Down, FleetDepartures, FleetPacer, FleetStore
 from robotsgate.state.pacing import Pacer
-from robotsgate.state.redis_clock import Client, RedisClock
+from robotsgate.state.redis_clock import Abandoned, Client, RedisClock
 from robotsgate.state.redis_departures import RedisDepartures
-from robotsgate.state.redis_pacing import RedisPacer
+from robotsgate.state.redis_pacing import SLACK, RedisPacer
 from robotsgate.state.redis_store import RedisStore
 from robotsgate.state.redis_url import Fallback, is_cluster, redacted
 from robotsgate.state.store import MemoryStore
@@ -62,28 +64,107 @@ _STILL_DOWN_EVERY = 30.0  # seconds between the reminders that Redis is still un
 _SYNC_EVERY = 30.0  # seconds between measurements of Redis's clock (clocks drift slowly)
 
 
-def connection_pool(url: str, max_connections: int, timeout: float) -> BlockingConnectionPool:
-    """Connections that are never trusted stale.
+class QueuedPool(BlockingConnectionPool):
+    """A proxy's connections to its Redis, and its queue for them.
+
+    A burst wants more commands in flight than there are connections: the others wait their
+    turn. The wait is the proxy's own, not Redis's failure, so it is not timed (redis-py's
+    BlockingConnectionPool gives up after its `timeout` with "No connection available", which
+    read as Redis being unreachable): a command's time starts when it is sent, and the
+    socket's timeout is what says that Redis does not answer. Nothing here holds a
+    connection while it waits for another (redis_clock.RedisClock.run measures first), so the
+    queue always moves. Once the fleet has found Redis unreachable, the commands still
+    waiting give up at once (`abandon`), instead of each waiting its turn to time out.
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(timeout=None, **kwargs)
+        self._generation = 0  # abandonments so far: a waiter gives up when it changes
+
+    async def get_connection(self, *args: Any, **kwargs: Any) -> Any:
+        generation = self._generation
+        async with self._condition:
+            await self._condition.wait_for(
+                lambda: self._generation != generation or self.can_get_connection())
+            if self._generation != generation:
+                raise Abandoned("Redis was found unreachable while this command waited")
+            connection = self.get_available_connection()  # type: ignore[no-untyped-call]
+        try:
+            await self.ensure_connection(connection)
+        except BaseException:
+            await self.release(connection)
+            raise
+        return connection
+
+    async def abandon(self) -> None:
+        """The commands waiting for a connection now give up (Abandoned)."""
+        async with self._condition:
+            self._generation += 1
+            self._condition.notify_all()
+
+
+def connection_pool(url: str, max_connections: int, timeout: float) -> QueuedPool:
+    """Connections that are never trusted stale, and a queue for them (QueuedPool).
 
     A pooled connection may have been closed by a Redis that restarted since: a command that
     fails on one with a connection error is sent once more, on a fresh connection, before it
     counts as Redis being unreachable. A timeout is never sent again: Redis may still run it
     (it was slow, not gone), and it is evidence enough. redis-py's own check for connections
     closed under it is skipped while "maintenance notifications" are on (their default with
-    RESP3), even against a Redis that sends none: they are off here. A burst of requests waits
-    for a connection (up to `timeout`) rather than failing when all of them are busy.
+    RESP3), even against a Redis that sends none: they are off here.
     """
-    return BlockingConnectionPool.from_url(
-        url, max_connections=max_connections, timeout=timeout,
+    return QueuedPool.from_url(
+        url, max_connections=max_connections,
         retry=Retry(NoBackoff(), 1, supported_errors=(RedisConnectionError,)),
         maint_notifications_config=MaintNotificationsConfig(enabled=False),
         socket_connect_timeout=timeout, socket_timeout=timeout)
 
 
-# robots_redis at a node of a Redis Cluster: these schemes instead of redis:// and rediss://.
-# A cluster client's connections per node. redis-py does not queue for one when all are busy
-# (it fails, as if the node were gone): a burst must not look like an outage.
-_CLUSTER_CONNECTIONS = 1024
+class QueuedCluster(RedisCluster):
+    """A Redis Cluster client whose commands queue for their turn, as QueuedPool's do.
+
+    redis-py does not queue for a node's connection when all are busy: it fails at once
+    (MaxConnectionsError), as if the node were gone. Here at most as many commands (or
+    pipelines) are in flight as a node has connections (`max_connections`, for each node);
+    the others wait, untimed. A command sent from within a turn (a pipeline's command retried
+    alone after a redirection) takes no second one.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._turns = asyncio.Semaphore(kwargs.get("max_connections", 100))  # redis-py's default
+        self._in_turn: ContextVar[bool] = ContextVar("in_turn", default=False)
+
+    @contextlib.asynccontextmanager
+    async def turn(self) -> AsyncIterator[None]:
+        if self._in_turn.get():
+            yield
+            return
+        async with self._turns:
+            token = self._in_turn.set(True)
+            try:
+                yield
+            finally:
+                self._in_turn.reset(token)
+
+    async def execute_command(self, *args: Any, **kwargs: Any) -> Any:
+        async with self.turn():
+            return await super().execute_command(*args, **kwargs)
+
+    def pipeline(self, transaction: Any | None = None, shard_hint: Any | None = None
+                 ) -> ClusterPipeline:
+        if shard_hint:
+            raise RedisClusterException("shard_hint is deprecated in cluster mode")
+        return _QueuedPipeline(self, transaction)  # type: ignore[abstract]
+
+
+class _QueuedPipeline(ClusterPipeline):
+    async def execute(self, raise_on_error: bool = True, allow_redirections: bool = True
+                      ) -> list[Any]:
+        client = self.cluster_client
+        assert isinstance(client, QueuedCluster)
+        async with client.turn():
+            return await super().execute(raise_on_error, allow_redirections)
 
 
 def connect(url: str, max_connections: int, timeout: float) -> Client:
@@ -97,8 +178,8 @@ def connect(url: str, max_connections: int, timeout: float) -> Client:
     if not is_cluster(url):
         return Redis.from_pool(connection_pool(url, max_connections, timeout))
     plain = url.replace("+cluster", "", 1)
-    return RedisCluster.from_url(
-        plain, max_connections=max(max_connections, _CLUSTER_CONNECTIONS),
+    return QueuedCluster.from_url(
+        plain, max_connections=max_connections,
         retry=Retry(NoBackoff(), 1, supported_errors=(RedisConnectionError,)),
         maint_notifications_config=MaintNotificationsConfig(enabled=False),
         socket_connect_timeout=timeout, socket_timeout=timeout)
@@ -145,10 +226,12 @@ class Fleet:
                  max_origins: int, max_wait: float, lock_ttl: float, retry_interval: float = 0.5,
                  timeout: float = 2.0, idle_ttl: float = 5.0, max_connections: int = 64,
                  monotonic: Callable[[], float] = time.monotonic, regroup: float = 2.0,
-                 confirm_timeout: float = CONFIRM_TIMEOUT, grace: float | None = None) -> None:
+                 confirm_timeout: float = CONFIRM_TIMEOUT, grace: float | None = None,
+                 slack: float = SLACK) -> None:
         """`confirm_timeout`: seconds a released request may go unconfirmed before it counts
         as having left (departures.py); `grace`: seconds of an outage that paced requests wait
-        out in `local` (that timeout, unless given)."""
+        out in `local` (that timeout, unless given); `slack`: how far ahead a departure may be
+        recorded with its turn (redis_departures.py)."""
         self.url = url
         self.fallback = fallback
         self.max_origins = max_origins
@@ -166,9 +249,10 @@ class Fleet:
         self.shared_pacer = RedisPacer(self.client, prefix=prefix, max_wait=max_wait,
                                        max_hosts=max_origins, idle_ttl=idle_ttl,
                                        monotonic=monotonic, redis_clock=self.redis_clock,
-                                       regroup=regroup)
+                                       regroup=regroup, slack=slack)
         self.shared_departures = RedisDepartures(
-            self.shared_pacer, confirm_timeout=confirm_timeout, max_hosts=max_origins)
+            self.shared_pacer, confirm_timeout=confirm_timeout, max_hosts=max_origins,
+            monotonic=monotonic)
         self.local_store = local_store
         self.local_pacer = local_pacer
         self.store = FleetStore(self)
@@ -185,6 +269,7 @@ class Fleet:
         self._why = "no answer"  # the last failure, for the refusals' audit records
         self._said_cluster = False
         self._watcher: asyncio.Task[None] | None = None
+        self._abandoning: set[asyncio.Task[None]] = set()
 
     # -- reachability ------------------------------------------------------------------------------
 
@@ -196,11 +281,19 @@ class Fleet:
     def failed(self, exc: BaseException) -> None:
         """A Redis command failed for want of Redis."""
         now = self.monotonic()
+        if isinstance(exc, Abandoned):
+            return  # the failure that made it give up was said already
         self._why = _why(exc)
         if not self.down:
             self.down = True
             self._answering.clear()
             self.outages += 1
+            pool = getattr(self.client, "connection_pool", None)
+            if isinstance(pool, QueuedPool):
+                # What still waits for a connection would wait its turn only to time out.
+                abandoning = asyncio.get_running_loop().create_task(pool.abandon())
+                self._abandoning.add(abandoning)
+                abandoning.add_done_callback(self._abandoning.discard)
             self._down_since = self._reminded = now
             # The Redis that answers next may be another machine (a failover): its clock too.
             self.redis_clock.forget()

@@ -119,11 +119,13 @@ class FleetDepartures:
         # back (a few per host: the requests another outage could have left marked as leaving).
         self._unsent: LRUCache[str, dict[str, float]] = LRUCache(maxsize=fleet.max_origins)
 
-    async def take(self, host: str, interval: float, flow: str) -> None:
+    async def take(self, host: str, interval: float, flow: str,
+                   at_once: Callable[[], bool] | None = None) -> None:
         fleet = self._fleet
         while True:
             asked = not fleet.down
-            taken = await fleet.ask(lambda: fleet.shared_departures.take(host, interval, flow))
+            taken = await fleet.ask(
+                lambda: fleet.shared_departures.take(host, interval, flow, at_once))
             if taken is not Down.DOWN:
                 return
             if asked:
@@ -138,6 +140,8 @@ class FleetDepartures:
     def left(self, host: str, flow: str, at: float) -> None:
         # Called from mitmproxy's connection and response hooks: the report goes on in the
         # background (until Redis has it, the other proxies wait for it).
+        if self._fleet.shared_departures.recorded(flow, at):
+            return  # recorded with its turn, as leaving by then (redis_departures.py)
         if self._fleet.down:
             self._keep(host, flow, at)
             return

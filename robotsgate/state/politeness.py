@@ -28,7 +28,11 @@ Invariants, for any sequence of transitions with time never going back:
    as having left (in memory: when that wait gave up; in Redis, where no wait is seen: at its
    release plus `confirm_timeout`).
 6. `left` only moves forward, and never past now: a late report of a departure makes the next
-   request wait longer, never shorter.
+   request wait longer, never shorter. (In Redis, a request that leaves as it is released has
+   its departure recorded with its turn, as the latest it may leave: at most a small slack
+   past now. Its proxy releases it before then, or takes its turn again and gives this one
+   back, which only undoes it while no other turn or departure came after it:
+   redis_departures.py.)
 """
 
 from dataclasses import dataclass, replace

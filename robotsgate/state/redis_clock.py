@@ -34,8 +34,15 @@ from typing import Any
 from redis.asyncio import Redis
 from redis.asyncio.cluster import ClusterNode, RedisCluster
 from redis.commands.core import AsyncScript
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
+
+
+class Abandoned(RedisConnectionError):
+    """A command gave up waiting for a connection, unsent: the fleet had found Redis
+    unreachable meanwhile (by another command's failure, which is the one said)."""
+
 
 # What the fleet talks to: one Redis, or a Redis Cluster.
 type Client = Redis | RedisCluster
@@ -91,19 +98,46 @@ class RedisClock:
     def known(self) -> bool:
         return self._offset is not None
 
+    def estimate(self, key: str) -> tuple[float, float] | None:
+        """(offset, error) of the clock that runs the scripts of `key` (on a cluster, its
+        node's), as measured: Redis's time is this proxy's monotonic clock plus the offset,
+        give or take the error (half the round trip it was measured in). None if it was not
+        measured (or was forgotten since)."""
+        if isinstance(self._redis, RedisCluster):
+            node = self._redis.get_node_from_key(key)
+            known = None if node is None else self._nodes.get(node.name)
+        else:
+            known = None if self._offset is None else (self._offset, self._rtt)
+        return None if known is None else (known[0], known[1] / 2)
+
     async def deadline(self) -> str:
         """The fence for a command sent now: its ARGV[1], at the earliest Redis's time can be
         now plus the fence (the measurement's error allowed for)."""
-        if self._offset is not None and self._rtt / 2 > self._fence / 2:
-            await self.sync()  # too poor to fence with: try for a better one
-        return repr(await self.now() + self._fence - self._rtt / 2)
+        await self._measured()
+        deadline = self._deadline()
+        while deadline is None:  # forgotten meanwhile
+            await self.sync()
+            deadline = self._deadline()
+        return deadline
+
+    async def _measured(self) -> None:
+        """The offset known, and good enough to fence with (a round trip when it is not)."""
+        if self._offset is None or self._rtt / 2 > self._fence / 2:
+            await self.sync()  # none yet, or too poor to fence with: try for a better one
+
+    def _deadline(self) -> str | None:
+        if self._offset is None:
+            return None
+        return repr(self._monotonic() + self._offset + self._fence - self._rtt / 2)
 
     async def run(self, script: "AsyncScript", keys: list[str], args: list[str]) -> Any:
         """Run a fenced script (ARGV[1] its deadline, then `args`).
 
         The deadline is taken once the command has a connection: a burst may wait for one
-        (the pool's timeout), and only from the moment it is sent does this proxy wait the
-        socket's timeout for the answer.
+        (the pool's queue), and only from the moment it is sent does this proxy wait the
+        socket's timeout for the answer. Redis's clock is measured before a connection is
+        taken, never while one is held: the measurement needs a connection of its own, and
+        commands each holding one while they wait for another would stop the queue.
         """
         if isinstance(self._redis, RedisCluster):
             deadline = await self._node_deadline(self._redis, keys[0])
@@ -112,15 +146,21 @@ class RedisClock:
             except RedisTimeoutError:
                 self.forget()
                 raise
-        async with self._redis.client() as single:
-            deadline = await self.deadline()
-            try:
-                return await fenced(script(keys=keys, args=[deadline, *args], client=single))
-            except RedisTimeoutError:
-                # Late while this proxy still waited: Redis was slow, or its clock is not the
-                # one measured (another machine since a failover). Measure it again.
-                self.forget()
-                raise
+        while True:
+            await self._measured()
+            async with self._redis.client() as single:
+                fence = self._deadline()
+                if fence is None:
+                    continue  # forgotten meanwhile: measured again, holding nothing
+                try:
+                    return await fenced(script(keys=keys, args=[fence, *args],
+                                               client=single))
+                except RedisTimeoutError:
+                    # Late while this proxy still waited: Redis was slow, or its clock is
+                    # not the one measured (another machine since a failover). Measure it
+                    # again.
+                    self.forget()
+                    raise
 
     async def _node_deadline(self, cluster: RedisCluster, key: str) -> str:
         """The fence on the clock of the node that serves `key`."""

@@ -13,7 +13,10 @@ The waits it returns are seconds from that moment; each proxy sleeps them on its
 Hot path: a host with no interval of its own and nothing scheduled (the common case) costs no
 Redis round trip. The script says when a host is idle, the proxy remembers that, and forgets it
 as soon as a notice on `{prefix}pace` says the host became busy or paused somewhere in the fleet.
-Idle knowledge is trusted only while the notice channel is subscribed (see fleet.Fleet).
+Idle knowledge is trusted only while the notice channel is subscribed (see fleet.Fleet). The
+host's hash keeps until when some proxy may trust it idle (`idle_until`): a host that gets a
+schedule is said busy only then, so that a paced request to a host nobody asked unpaced costs
+no notice (a message to every proxy of the fleet).
 
 Losing Redis's memory (restarted empty, FLUSHDB, a failover to a replica that lagged) must not
 lose the schedule: the next request would get "now", however recently the last one left. So an
@@ -42,7 +45,7 @@ from cachetools import LRUCache
 from redis.crc import REDIS_CLUSTER_HASH_SLOTS, key_slot
 
 from robotsgate.state.pacing import NoSlot, Slot
-from robotsgate.state.redis_clock import Client, RedisClock
+from robotsgate.state.redis_clock import Abandoned, Client, RedisClock
 from robotsgate.state.redis_politeness import Program
 
 BUCKETS = 16
@@ -68,6 +71,11 @@ def bucket_of(host: str) -> int:
     """The group of a host (crc32: the same in every proxy, unlike hash())."""
     return zlib.crc32(host.encode()) % BUCKETS
 
+# Seconds a departure recorded in advance may precede the real one: a request that leaves as
+# it is released (on a connection already open) has its departure recorded with its turn, as
+# at most this far ahead, and is sent within half of it or takes its turn again.
+SLACK = 0.05
+
 _FREE = Slot(0.0, False)
 # A wait limit that no schedule reaches, for reservations that must not be refused: Lua's
 # tonumber() does not read Python's "inf".
@@ -81,9 +89,11 @@ class RedisPacer:
                  backoff_base: float = 1.0, backoff_cap: float = 300.0, idle_ttl: float = 5.0,
                  keep: float = 3600.0, monotonic: Callable[[], float] = time.monotonic,
                  redis_clock: RedisClock | None = None, regroup: float = 2.0,
-                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+                 slack: float = SLACK) -> None:
         """`regroup`: seconds that reservations wait, after Redis lost the schedule, for every
-        proxy to re-assert what it knew (more than the fleet's retry interval)."""
+        proxy to re-assert what it knew (more than the fleet's retry interval); `slack`: the
+        most a departure recorded in advance may precede the real one (redis_departures.py)."""
         self._redis = client
         self._redis_clock = RedisClock(client) if redis_clock is None else redis_clock
         self._prefix = prefix
@@ -106,6 +116,14 @@ class RedisPacer:
         self._listening = False
         self._notices = 0  # notices (and subscription changes) seen, to detect races
         self.round_trips = 0  # scripts run, for tests and benchmarks
+        self.slack = slack
+        # Until when (monotonic) this proxy takes no turn with a reservation: it missed one
+        # lately (redis_departures.py).
+        self.busy_until = 0.0
+        # host -> (reservation id, the departure recorded with it, on Redis's clock): a turn
+        # taken with a slot that was now, for the request's turn to take up
+        # (redis_departures.py).
+        self._taken: LRUCache[str, tuple[str, float]] = LRUCache(maxsize=max_hosts)
 
     @property
     def regroup(self) -> float:
@@ -198,12 +216,17 @@ class RedisPacer:
             self.round_trips += 1
             group = bucket_of(host)
             reservation = secrets.token_hex(8)
+            sent = self._monotonic()
             try:
-                wait_s, paused, idle, refused, regrouping, nxt, paused_until = \
+                wait_s, paused, idle, refused, regrouping, nxt, paused_until, taken = \
                     await self.program.fenced(
                         "reserve", [self.key(host), self.epoch_key(group)],
                         [repr(self._regroup), self.channel, repr(max(interval, 0.0)),
-                         repr(float(limit)), host, repr(self._keep), str(group), reservation])
+                         repr(float(limit)), host, repr(self._keep), str(group), reservation,
+                         "" if sent < self.busy_until else repr(self.slack),
+                         repr(self._idle_ttl)])
+            except Abandoned:
+                raise  # never sent
             except BaseException:
                 # No answer: Redis may have claimed the slot all the same.
                 self._abandoned[host] = reservation
@@ -220,11 +243,30 @@ class RedisPacer:
                 self._idle[host] = self._monotonic() + self._idle_ttl
             return _FREE
         self._idle.pop(host, None)
+        if taken:
+            # Its slot was now: its departure recorded as the slack after it.
+            self._taken[host] = (reservation, float(nxt) - interval + self.slack)
+            # Its departure, recorded at most the slack from now, is a schedule too: the next
+            # start is an interval after it.
+            nxt = float(nxt) + self.slack
         self._learn(host, float(nxt), float(paused_until))  # to put back if Redis loses it
         wait = float(wait_s)
         if refused:
             return NoSlot(wait, bool(paused))
         return Slot(wait, bool(paused))
+
+    def taken(self, host: str) -> tuple[str, float] | None:
+        """The turn taken for `host` with its last slot, if no request has taken it up yet:
+        (the reservation's id, the departure recorded with it, on Redis's clock)."""
+        return self._taken.pop(host, None)
+
+    def clock_of(self, host: str) -> tuple[float, float] | None:
+        """(offset, error) of Redis's clock where `host`'s state is (RedisClock.estimate)."""
+        return self._redis_clock.estimate(self.key(host))
+
+    def learn(self, host: str, nxt: float) -> None:
+        """A start no earlier than `nxt` (Redis's clock), to put back if Redis loses it."""
+        self._learn(host, nxt, 0.0)
 
     async def pushback(self, host: str, retry_after: float | None) -> float:
         self._idle.pop(host, None)

@@ -9,8 +9,10 @@ one, the later start and the longer pause winning, as politeness.follow), `unres
 reservation whose answer never came is given back).
 
 A host's state is one hash (redis_pacing.py says its key): `next`, `paused_until`, `failures`
-(the Schedule), `left`, `pending`, `pending_at` (the Turn), and `by`/`before` (the last
-reservation's id and the `next` it replaced, to undo it). Times are on Redis's clock (TIME).
+(the Schedule), `left`, `pending`, `pending_at` (the Turn), `by`/`before` (the last
+reservation's id and the `next` it replaced, to undo it) and `turn_by`/`left_before` (the
+request whose departure `left` records in advance, and what `left` was before: its turn given
+back if it is not used). Times are on Redis's clock (TIME).
 
 Every call is ARGV[1] a deadline ('' for none: the fence of redis_clock.py), ARGV[2] the
 transition's name, then its own arguments, read below as A[1], A[2], ...
@@ -48,22 +50,39 @@ end
 
 -- KEYS: host hash, its group's epoch. A: regroup, channel, interval, max_wait, host, keep
 -- (seconds the hash outlives its last use, so the backoff counter is remembered between
--- pauses), group, the reservation's id (kept with the `next` it replaced).
--- {wait, paused, idle, refused, regrouping, next, paused_until}
+-- pauses), group, the reservation's id (kept with the `next` it replaced), slack ('' for none),
+-- seconds a proxy trusts a host idle (`idle_until`: a host found idle is said busy on the
+-- channel when it gets a schedule before then; no notice otherwise).
+-- {wait, paused, idle, refused, regrouping, next, paused_until, turn}
+-- A slot that is now, on a host whose turn is free (nothing pending, the interval passed since
+-- the last departure), comes with its turn taken (`turn` 1): its departure is recorded as at
+-- most `slack` from now (turn_at_once, below); its proxy sends it within that, or takes the
+-- turn again, giving this one back (`turn_by`, `left_before`).
 local function reserve()
   local regrouping = regrouping_of(KEYS[2], A[7], A[1], A[2])
   if regrouping then
-    return {f6(regrouping), 0, 0, 0, 1, '0', '0'}
+    return {f6(regrouping), 0, 0, 0, 1, '0', '0', 0}
   end
   local interval = tonumber(A[3])
-  local state = redis.call('HMGET', KEYS[1], 'next', 'paused_until')
+  local state = redis.call('HMGET', KEYS[1], 'next', 'paused_until', 'left', 'pending',
+                           'idle_until')
   local nxt = tonumber(state[1]) or 0
   local paused_until = tonumber(state[2]) or 0
   if nxt <= now and paused_until <= now then
     if interval <= 0 then
-      return {'0', 0, 1, 0, 0, '0', '0'}
+      -- Idle: the proxy that asked trusts that for `idle` seconds (redis_pacing.py), and is
+      -- told if the host gets busy meanwhile. Kept that long, and a second more.
+      local idle = tonumber(A[10])
+      redis.call('HSET', KEYS[1], 'idle_until', f6(now + idle + 1))
+      if redis.call('PTTL', KEYS[1]) < (idle + 1) * 1000 then
+        redis.call('PEXPIRE', KEYS[1], math.ceil((idle + 1) * 1000))
+      end
+      return {'0', 0, 1, 0, 0, '0', '0', 0}
     end
-    redis.call('PUBLISH', A[2], 'busy ' .. A[5])
+    if (tonumber(state[5]) or 0) > now then
+      -- A proxy may trust it idle still: it hears that it is not.
+      redis.call('PUBLISH', A[2], 'busy ' .. A[5])
+    end
   end
   local slot = math.max(now, nxt, paused_until)
   local paused = 0
@@ -72,12 +91,20 @@ local function reserve()
   end
   local wait = slot - now
   if wait > tonumber(A[4]) then
-    return {f6(wait), paused, 0, 1, 0, f6(nxt), f6(paused_until)}
+    return {f6(wait), paused, 0, 1, 0, f6(nxt), f6(paused_until), 0}
   end
-  redis.call('HSET', KEYS[1], 'next', f6(slot + interval), 'by', A[8], 'before', f6(nxt))
+  local left = tonumber(state[3]) or 0
+  local taken = 0
+  if wait <= 0 and interval > 0 and A[9] ~= '' and not state[4] and left + interval <= now then
+    redis.call('HSET', KEYS[1], 'next', f6(slot + interval), 'by', A[8], 'before', f6(nxt),
+               'left', f6(now + tonumber(A[9])), 'turn_by', A[8], 'left_before', f6(left))
+    taken = 1
+  else
+    redis.call('HSET', KEYS[1], 'next', f6(slot + interval), 'by', A[8], 'before', f6(nxt))
+  end
   local last = math.max(slot + interval, paused_until)
   redis.call('PEXPIRE', KEYS[1], math.ceil((last - now + tonumber(A[6])) * 1000))
-  return {f6(wait), paused, 0, 0, 0, f6(slot + interval), f6(paused_until)}
+  return {f6(wait), paused, 0, 0, 0, f6(slot + interval), f6(paused_until), taken}
 end
 
 -- KEYS: a group's epoch. A: regroup, channel, group. Seconds the regrouping lasts yet.
@@ -155,60 +182,94 @@ local function recovered()
 end
 
 -- KEYS: host hash, its group's epoch. A: regroup, channel, interval, flow id, confirm_timeout,
--- keep, the latest departure this proxy heard of (Redis's clock, 0 if none), group.
--- {0, 0} to go now (marked pending), {1, wait} to wait that long and ask again, {2, at most}
--- while another request is pending. While the group regroups nothing goes: a request in flight
--- when the memory went has its departure reported meanwhile, and every proxy hears of it. A
--- departure is never later than now: a clock that stepped back, or a bad notice, cannot hold a
--- host.
+-- keep, the latest departure this proxy heard of (Redis's clock, 0 if none), group, slack, a
+-- turn of this proxy's to give back ('' for none), whether the request leaves at once ('1').
+-- {0, 0, at} to go now (marked pending); leaving at once, {0, wait, at} to go after `wait`
+-- (0 or more), its departure recorded as `at`; {1, wait} to wait that long and ask again; {2,
+-- at most} while another request is pending.
+-- While the group regroups nothing goes: a request in flight when the memory went has its
+-- departure reported meanwhile, and every proxy hears of it. A departure is never later than
+-- now plus the slack (one recorded at once is at most that ahead): a clock that stepped back,
+-- or a bad notice, cannot hold a host.
 local function turn()
   local regrouping = regrouping_of(KEYS[2], A[8], A[1], A[2])
   if regrouping then
     return {1, f6(regrouping)}
   end
   local interval = tonumber(A[3])
-  local keep = math.ceil((interval + tonumber(A[5]) + tonumber(A[6])) * 1000)
+  local slack = tonumber(A[9])
+  local keep = math.ceil((interval + slack + tonumber(A[5]) + tonumber(A[6])) * 1000)
   local function kept()
     if redis.call('PTTL', KEYS[1]) < keep then
       redis.call('PEXPIRE', KEYS[1], keep)
     end
   end
-  local state = redis.call('HMGET', KEYS[1], 'left', 'pending', 'pending_at')
+  local state = redis.call('HMGET', KEYS[1], 'left', 'pending', 'pending_at', 'turn_by',
+                           'left_before')
   local stored = tonumber(state[1]) or 0
-  local left = math.min(math.max(stored, tonumber(A[7]) or 0), now)
+  local changed = false
+  if A[10] ~= '' and state[4] == A[10] then
+    -- A turn this proxy took and did not use (its request could not leave on it): given back.
+    stored = tonumber(state[5]) or 0
+    changed = true
+  end
+  local left = math.min(math.max(stored, tonumber(A[7]) or 0), now + slack)
   local pending = state[2]
   if pending and pending ~= A[4] then
     local expires = (tonumber(state[3]) or 0) + tonumber(A[5])
     if now < expires then
+      if changed then
+        redis.call('HSET', KEYS[1], 'left', f6(left))
+        redis.call('HDEL', KEYS[1], 'turn_by', 'left_before')
+      end
       return {2, f6(expires - now)}
     end
     -- Never confirmed: it counts as having left when the wait for it gave up.
     left = math.max(left, math.min(expires, now))
     redis.call('HDEL', KEYS[1], 'pending', 'pending_at')
+    changed = true
   end
   if left ~= stored then
-    redis.call('HSET', KEYS[1], 'left', f6(left))
-    kept()
+    changed = true
   end
   local wait = left + interval - now
+  if A[11] == '1' then
+    -- It leaves as it is released, on a connection already open: its turn is given for when
+    -- it comes (now, or `wait` from now), and its departure recorded as at most `slack` after
+    -- that (its proxy sends it within that, or takes the turn again, giving this one back).
+    local go = math.max(wait, 0)
+    local at = now + go + slack
+    redis.call('HSET', KEYS[1], 'left', f6(at), 'turn_by', A[4], 'left_before', f6(left))
+    kept()
+    return {0, f6(go), f6(at)}
+  end
   if wait > 0 then
+    if changed then
+      redis.call('HSET', KEYS[1], 'left', f6(left))
+      redis.call('HDEL', KEYS[1], 'turn_by', 'left_before')
+      kept()
+    end
     return {1, f6(wait)}
   end
-  redis.call('HSET', KEYS[1], 'pending', A[4], 'pending_at', f6(now))
+  redis.call('HSET', KEYS[1], 'left', f6(left), 'pending', A[4], 'pending_at', f6(now))
+  redis.call('HDEL', KEYS[1], 'turn_by', 'left_before')
   kept()
-  return {0, '0'}
+  return {0, '0', f6(left)}
 end
 
 -- KEYS: host hash. A: flow id, age (seconds since it left), channel, host, keep. Unfenced:
 -- run late, it only makes `left` later than the truth, never earlier. A departure counts
 -- whether or not its request is the pending one (it may have been taken over after its
--- confirmation timed out, or been sent while Redis was away): every real departure is kept.
+-- confirmation timed out, or been sent while Redis was away): every real departure is kept,
+-- and no turn taken before it can be given back any more.
 local function left()
   local state = redis.call('HMGET', KEYS[1], 'left', 'pending')
   local at = math.max(tonumber(state[1]) or 0, now - math.max(tonumber(A[2]), 0))
   redis.call('HSET', KEYS[1], 'left', f6(at))
   if state[2] == A[1] then
-    redis.call('HDEL', KEYS[1], 'pending', 'pending_at')
+    redis.call('HDEL', KEYS[1], 'pending', 'pending_at', 'turn_by', 'left_before')
+  else
+    redis.call('HDEL', KEYS[1], 'turn_by', 'left_before')
   end
   local keep = math.ceil(tonumber(A[5]) * 1000)
   if redis.call('PTTL', KEYS[1]) < keep then

@@ -38,7 +38,7 @@ from redis.exceptions import RedisError
 from redis.typing import EncodableT
 
 from robotsgate.rules_cache import RulesCache
-from robotsgate.state.redis_clock import FENCE, Client, RedisClock
+from robotsgate.state.redis_clock import FENCE, Abandoned, Client, RedisClock
 from robotsgate.state.store import EntryKind, RobotsEntry
 
 _KINDS: dict[bytes, EntryKind] = {b"ok": "ok", b"missing": "missing",
@@ -160,6 +160,8 @@ class RedisStore:
         while True:
             try:
                 taken = await self._take(lock, token)
+            except Abandoned:
+                raise  # never sent
             except BaseException:
                 # No answer: Redis may have taken it for this proxy all the same.
                 self._abandoned[lock] = token

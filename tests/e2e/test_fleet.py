@@ -454,3 +454,22 @@ def test_a_cluster_primary_killed_the_fleet_fails_closed_then_recovers_by_itself
     gaps = [b - a for a, b in itertools.pairwise(arrivals)]
     assert min(gaps) >= 1.0, gaps
     assert len(site.robots_fetches()) == 1
+
+
+def test_three_proxies_times_300_first_requests_queue_for_redis_and_none_is_refused(
+        origin: Callable[..., Origin], proxy: Callable[..., Proxy],
+        private_redis: RedisServer) -> None:
+    """A proxy's own queue for its Redis connections is not Redis being unreachable: a burst
+    far larger than the pool waits for connections, within each request's deadline, and no
+    request is refused for it and no proxy logs an outage."""
+    site = origin()
+    # Every request arrives while the one fetch is in flight, and wants Redis meanwhile.
+    site.set_robots("User-agent: *\nDisallow: /private\n", delay=1.5)
+    proxies = fleet(proxy, 3, private_redis.url, "rg:", robots_redis_fallback="closed")
+    statuses = bursts(proxies, [site], 300)
+    refused = len(statuses) - statuses.count(200)
+    assert refused == 0, f"{refused} of {len(statuses)} refused: " \
+        f"{ {s: statuses.count(s) for s in set(statuses)} }"
+    assert len(site.robots_fetches()) == 1
+    for p in proxies:
+        assert " is unreachable (" not in p.output(), p.output()

@@ -14,6 +14,7 @@ while another is still unconfirmed), never an upper bound.
 """
 
 import asyncio
+import itertools
 import secrets
 import time
 from collections.abc import AsyncIterator, Callable
@@ -187,3 +188,39 @@ async def test_one_proxys_requests_take_their_turns_in_arrival_order(backend: Ba
 
     await asyncio.gather(*(request(f"r{i}") for i in range(4)))
     assert order == ["r0", "r1", "r2", "r3"]
+
+
+async def release_at_once(departures: Departures, flow: str, host: str = "h.example") -> float:
+    """The turn of a request that leaves as it is released (a connection already open): when
+    it was released, and so left (monotonic)."""
+    async with departures.turn(host, INTERVAL, flow, tls=False, client="bot",
+                               at_once=lambda: True):
+        pass
+    released = time.monotonic()
+    departures.settled(host, flow)
+    return released
+
+
+async def test_requests_that_leave_as_they_are_released_are_a_whole_interval_apart(
+        backend: Backend) -> None:
+    a, b = backend.open(2)
+    first = await release_at_once(a, "first")
+    second = await release_at_once(b, "second")
+    assert second - first >= INTERVAL - TICK
+    # At once, from both proxies: each leaves an interval after the one before, in turn.
+    released = sorted(await asyncio.gather(
+        *(release_at_once((a, b)[i % 2], f"r{i}") for i in range(4))))
+    gaps = [later - earlier for earlier, later in itertools.pairwise([second, *released])]
+    assert min(gaps) >= INTERVAL - TICK, gaps
+
+
+async def test_a_request_released_at_once_after_an_unconfirmed_one_waits_for_it(
+        backend: Backend) -> None:
+    a, b = backend.open(2)
+    await release(a, "first")  # its connection is being opened
+    second = asyncio.ensure_future(release_at_once(b, "second"))
+    await asyncio.sleep(INTERVAL + 0.1)
+    assert not second.done()
+    left = time.monotonic()
+    a.connected("h.example", tls=False)
+    assert await second - left >= INTERVAL - TICK

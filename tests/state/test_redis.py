@@ -459,6 +459,87 @@ async def test_a_restart_between_two_commands_is_no_outage_at_all(private_redis,
     assert outages_logged(caplog.records) <= 1, [r.getMessage() for r in caplog.records]
 
 
+# A script that keeps Redis busy for a tenth of a second (answering, only slowly).
+_BUSY = """
+local t = redis.call('TIME')
+local start = tonumber(t[1]) + tonumber(t[2]) / 1000000
+local now = start
+while now - start < 0.1 do
+  t = redis.call('TIME')
+  now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+end
+return 1
+"""
+
+
+async def test_a_queue_for_connections_is_not_an_outage(private_redis, fleets, caplog):
+    """Far more commands than connections, on a Redis that answers each within its timeout
+    but slowly: they wait their turn for a connection, longer than that timeout, and none is
+    refused (redis-py's own pool gives up with "No connection available")."""
+    fleet = fleet_on(private_redis.url, "rg:", "closed", timeout=0.5, max_connections=2)
+    fleets.append(fleet)
+    await fleet.pacer.reserve("warm.example", 1.0)
+    busy = Redis.from_url(private_redis.url)
+    reserving = True
+
+    async def keep_busy() -> int:
+        # One at a time: a command sent meanwhile waits for one of them at most.
+        runs = 0
+        while reserving:
+            await busy.eval(_BUSY, 0)  # type: ignore[misc]
+            runs += 1
+        return runs
+
+    try:
+        with caplog.at_level(logging.WARNING, "robotsgate.fleet"):
+            slow = asyncio.ensure_future(keep_busy())
+            answers = await asyncio.gather(
+                *(fleet.pacer.reserve(f"h{i}.example", 1.0) for i in range(24)),
+                return_exceptions=True)
+            reserving = False
+            runs = await slow
+    finally:
+        await busy.aclose()
+    assert runs > 5  # the last reservations waited well past the timeout for a connection
+    assert all(isinstance(a, Slot) for a in answers), answers
+    assert not fleet.down and outages_logged(caplog.records) == 0, caplog.records
+
+
+async def test_a_burst_on_a_new_fleet_holds_no_connection_while_it_waits_for_another(
+        private_redis, fleets, caplog):
+    """Fenced commands need Redis's clock measured (a round trip) before they are sent: a
+    burst of them, more than the connections, must not each hold one while waiting for the
+    measurement's (which would never come)."""
+    fleet = fleet_on(private_redis.url, "rg:", "closed", timeout=0.5, max_connections=2)
+    fleets.append(fleet)
+    with caplog.at_level(logging.WARNING, "robotsgate.fleet"):
+        answers = await asyncio.gather(
+            *(fleet.pacer.reserve(f"h{i}.example", 1.0) for i in range(8)),
+            return_exceptions=True)
+    assert all(isinstance(a, Slot) for a in answers), answers
+    assert not fleet.down and outages_logged(caplog.records) == 0, caplog.records
+
+
+async def test_commands_waiting_for_a_connection_give_up_once_redis_is_found_gone(
+        private_redis, fleets):
+    fleet = fleet_on(private_redis.url, "rg:", "closed", timeout=0.5, max_connections=2)
+    fleets.append(fleet)
+    await fleet.pacer.reserve("warm.example", 1.0)
+    private_redis.pause()  # SIGSTOP: every command sent times out
+    try:
+        answers = await asyncio.gather(
+            *(fleet.pacer.reserve(f"h{i}.example", 1.0) for i in range(40)),
+            return_exceptions=True)
+    finally:
+        private_redis.resume()
+    assert all(isinstance(a, SharedStateUnavailable) for a in answers), answers
+    assert all("TimeoutError" in str(a) for a in answers), answers[-1]  # what was said
+    # Only the commands that had a connection when Redis was found gone were sent (to run
+    # late, to no effect); the others gave up in the queue instead of each timing out in
+    # turn, and there is nothing of theirs to give back once Redis answers.
+    assert len(fleet.shared_pacer._abandoned) <= 2
+
+
 async def test_commands_that_timed_out_take_no_effect_when_a_paused_redis_runs_them(
         private_redis, fleets):
     locker = fleet_on(private_redis.url, "rg:", "closed", timeout=0.5)
@@ -720,6 +801,51 @@ async def test_the_next_request_waits_while_another_proxys_is_unconfirmed(shared
     left = time.monotonic()
     on_a.connected("h.example", tls=False)  # its connection opened at last
     assert await second - left >= 0.05 - TICK
+
+
+async def test_a_turn_taken_with_a_slot_and_not_used_leaves_the_request_to_be_confirmed(
+        shared_fleet):
+    """A slot that is now comes with its turn taken, for a request that leaves as it is
+    released. One that turns out to open a connection gives that turn back and takes its turn
+    as any other: the next request, from another proxy, waits for it to be confirmed."""
+    a, b = shared_fleet(), shared_fleet()
+    on_a, on_b = departures_of(a), departures_of(b)
+    assert await a.pacer.reserve("h.example", 0.05) == Slot(0.0, False)
+    async with on_a.turn("h.example", 0.05, "first", tls=False, at_once=lambda: False):
+        pass
+    second = asyncio.create_task(release(on_b, "second", 0.05))
+    await asyncio.sleep(0.6)
+    assert not second.done()  # the first is pending: its connection is not ready yet
+    left = time.monotonic()
+    on_a.connected("h.example", tls=False)
+    assert await second - left >= 0.05 - TICK
+
+
+async def test_a_request_that_cannot_leave_within_the_slack_takes_its_turn_to_be_confirmed(
+        redis_clients, redis_prefix):
+    client = redis_clients()
+    for epoch in redis_pacer(client, redis_prefix).epoch_keys:  # the schedule is whole
+        await client.set(epoch, "0")
+    stalled = [0.0]  # seconds this "proxy" lost between its turn's answer and its release
+    turns = RedisDepartures(
+        redis_pacer(client, redis_prefix, monotonic=lambda: time.monotonic() + stalled[0]),
+        confirm_timeout=10.0, max_hosts=10, monotonic=lambda: time.monotonic() + stalled[0])
+    asked = 0
+
+    def at_once() -> bool:
+        nonlocal asked
+        asked += 1
+        if asked == 2:  # the first answer came, and the proxy stalled before the release
+            stalled[0] += 1.0
+        return True
+
+    await turns.take("h.example", 0.1, "first", at_once)
+    # The turn given back, and taken again as one to be confirmed (no timing: a busy proxy
+    # makes progress): its departure was not recorded, it is to be reported.
+    assert turns.round_trips == 2
+    assert not turns.recorded("first", time.monotonic() + stalled[0])
+    key = redis_pacer(client, redis_prefix).key("h.example")
+    assert await client.hmget(key, ["pending", "turn_by"]) == [b"first", None]
 
 
 def turns_on(client: Redis, prefix: str, confirm_timeout: float = 10.0,
