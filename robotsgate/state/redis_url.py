@@ -1,5 +1,5 @@
 """What names a Redis and how the fleet uses it, read from the options without redis itself:
-loading the configuration (robotsgate.options) must not import the Redis client."""
+loading the configuration (robotsgate.config.options) must not import the Redis client."""
 
 from typing import Literal
 from urllib.parse import urlsplit, urlunsplit
