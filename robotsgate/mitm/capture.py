@@ -64,6 +64,15 @@ class Capture:
     async def dns_request(self, flow: dns.DNSFlow) -> None:
         if not captured(flow.client_conn) or flow.response is not None:
             return
+        try:
+            await self._answer(flow)
+        finally:
+            if flow.response is None:
+                # A fault of the proxy's (the hook raised): mitmproxy would relay the question
+                # to the server the bot chose. Answered here, as no other answer is.
+                flow.response = flow.request.fail(response_codes.SERVFAIL)
+
+    async def _answer(self, flow: dns.DNSFlow) -> None:
         request = flow.request
         question = request.question
         try:
