@@ -2,10 +2,11 @@
 
 Drives the fleet's Redis program directly, without mitmproxy: K simulated proxies (each a
 `robotsgate.state.fleet.Fleet` with its own connections and its notice channel, and the
-politeness driver on top, as robotsgate.config.assemble builds them), H hosts, each with a Crawl-delay
-from a mix. Every paced request goes as the proxy sends it: its slot reserved when it is decided
-(the gate's call), its turn as it leaves, and its departure (on a connection already open, as a
-crawler's keep-alive connection to a site is; `--new-connections` for one opened per request).
+politeness driver on top, as robotsgate.config.assemble builds them), H hosts, each with a
+Crawl-delay from a mix. Every paced request goes as the proxy sends it: its slot reserved when
+it is decided (the gate's call), its turn as it leaves, and its departure (on a connection
+already open, as a crawler's keep-alive connection to a site is; `--new-connections` for one
+opened per request).
 
 Two arrival patterns, run one after the other:
 
