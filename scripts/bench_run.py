@@ -24,6 +24,7 @@ import http.server
 import json
 import os
 import secrets
+import shutil
 import statistics
 import subprocess
 import sys
@@ -35,7 +36,14 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 ROBOTSGATE = [sys.executable, "-m", "robotsgate"]
-CLOCK = [sys.executable, "-c", "import time; print(time.monotonic())"]
+# Run by root, a sealed bot is an unprivileged user's (robotsgate run --user): nobody, with the
+# machine's own Python, which any user can run (this interpreter may be in root's home). The
+# unsealed runs use the same, so that every round starts the same CMD.
+AS_ROOT = os.geteuid() == 0
+BOT_USER = ["--user", "nobody"] if AS_ROOT else []
+BOT_PYTHON = (shutil.which("python3", path="/usr/bin:/bin") or "/usr/bin/python3") if AS_ROOT \
+    else sys.executable
+CLOCK = [BOT_PYTHON, "-c", "import time; print(time.monotonic())"]
 
 CLIENT = """\
 import http.client, json, os, sys, time, urllib.parse
@@ -107,7 +115,7 @@ def startup(rounds: int) -> None:
                     runs.append(ready)
                     ends.append(ended)
                 else:
-                    sealed.append(run_ready(workdir, "--sealed")[0])
+                    sealed.append(run_ready(workdir, "--sealed", *BOT_USER)[0])
     serve, plain, seal = (statistics.median(x) for x in (serves, runs, sealed))
     print(f"start-up, median of {rounds} rounds (s): serve ready {serve:.3f} "
           f"[{min(serves):.3f}-{max(serves):.3f}]; run, CMD running {plain:.3f} "
@@ -176,12 +184,12 @@ class _Page(http.server.BaseHTTPRequestHandler):
 
 
 def through(workdir: Path, address: str, url: str, seconds: int, capture: bool) -> float:
-    options = ["--capture"] if capture else []
+    options = ["--capture", *BOT_USER] if capture else []
     done = subprocess.run(
         [*ROBOTSGATE, "run", "--agent", "BenchBot", *options,
          "--set", f"confdir={workdir / 'conf'}", "--set", f"robots_audit_log={workdir / 'a'}",
          "--set", f"robots_egress_allow={address}", "--",
-         sys.executable, "-c", CLIENT, url, str(seconds), "direct" if capture else "proxy"],
+         BOT_PYTHON, "-c", CLIENT, url, str(seconds), "direct" if capture else "proxy"],
         capture_output=True, text=True, timeout=seconds + 120)
     if done.returncode != 0:
         raise SystemExit(f"robotsgate run failed: {done.stderr}")

@@ -6,13 +6,15 @@ import contextlib
 import ctypes
 import json
 import os
+import pwd
 import re
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -22,7 +24,8 @@ from robotsgate.protocol import is_product_token
 from robotsgate.sealing import summary
 from robotsgate.sealing.capture import CaptureError, CaptureNet
 from robotsgate.sealing.environment import ProxyAddress, child_environment
-from robotsgate.sealing.namespace import Seal, SealRefusal
+from robotsgate.sealing.filter import FilterUnavailable
+from robotsgate.sealing.namespace import RunAs, Seal, SealRefusal
 from robotsgate.sealing.relay import Relay
 
 # The run's own failures: statuses no bot's exit is mistaken for (as env, timeout and docker
@@ -31,8 +34,10 @@ from robotsgate.sealing.relay import Relay
 RUN_ERROR, NOT_EXECUTABLE, NOT_FOUND = 125, 126, 127
 
 RUN_HELP = """\
-usage: robotsgate run [--agent TOKEN] [--sealed | --capture] [serve options] -- CMD [ARGS...]
-       robotsgate run --proxy URL [--ca FILE] [--agent TOKEN] [--sealed] -- CMD [ARGS...]
+usage: robotsgate run [--agent TOKEN] [--sealed | --capture] [--user NAME] [serve options]
+                      -- CMD [ARGS...]
+       robotsgate run --proxy URL [--ca FILE] [--agent TOKEN] [--sealed] [--user NAME]
+                      -- CMD [ARGS...]
 
 Run one bot behind the gate: start a proxy (robotsgate serve, on a free port of 127.0.0.1) or
 use a running one (--proxy), run CMD with its environment pointing at it, and when CMD ends,
@@ -59,12 +64,17 @@ options:
   --sealed        run CMD in a network namespace of its own whose only way out is the proxy:
                   loopback only, the proxy on its 127.0.0.1; anything else is "network
                   unreachable". Made through a user namespace, so no privilege is needed where
-                  the kernel allows them; where it refuses, nothing is run (status 125).
+                  the kernel allows them; where it refuses, nothing is run (status 125). A
+                  system-call filter refuses Unix sockets (EPERM: a socket on the filesystem,
+                  such as D-Bus's or Docker's, would be a way out) and io_uring.
   --capture       (root) sealed, and everything CMD sends reaches the proxy all the same
                   (mitmproxy's TUN mode): a bot that ignores every proxy setting is gated, not
                   cut off. Its requests are decided for the host their Host (or TLS server
                   name) names, which must be at the address it connected to; DNS is answered
                   by the proxy's resolver; QUIC and any other UDP are refused; all audited.
+  --user NAME     (root, with --sealed or --capture) the unprivileged user CMD runs as.
+                  Sealed by root, CMD is never root: without --user it runs as the user who
+                  called sudo (SUDO_UID), and with neither the run refuses (status 125).
   -h, --help      this help
 
 Any other option before -- goes to the proxy's command line (robotsgate serve, mitmdump's
@@ -76,7 +86,7 @@ SIGUSR1/2 sent to the run are passed on to CMD; Ctrl-C reaches CMD, which has th
 be sealed), 126 when CMD cannot be executed, 127 when it is not found.
 """
 
-_OWN_FLAGS = ("--agent", "--proxy", "--ca")  # take a value
+_OWN_FLAGS = ("--agent", "--proxy", "--ca", "--user")  # take a value
 _OWN_SWITCHES = ("--sealed", "--capture")
 _FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1,
               signal.SIGUSR2)
@@ -102,6 +112,7 @@ class RunOptions:
     sealed: bool = False
     serve_args: tuple[str, ...] = ()
     capture: bool = False  # sealed, its traffic brought to the proxy (TUN mode)
+    user: str | None = None  # --user: the unprivileged user a root run gives a sealed bot
 
     @classmethod
     def parse(cls, argv: Sequence[str]) -> "RunOptions":
@@ -159,8 +170,12 @@ class RunOptions:
         if capture and proxy is not None:
             raise RunError("--capture brings the bot's traffic to the proxy the run starts: "
                            "it takes no --proxy")
-        return cls(command, agent, proxy, ca, "--sealed" in switches or capture,
-                   tuple(serve_args), capture)
+        sealed = "--sealed" in switches or capture
+        user = own.get("--user")
+        if user is not None and not sealed:
+            raise RunError(f"--user {user}: only a sealed bot (--sealed or --capture) is run as "
+                           f"another user")
+        return cls(command, agent, proxy, ca, sealed, tuple(serve_args), capture, user)
 
 
 def _setting(args: Sequence[str], name: str) -> str | None:
@@ -172,6 +187,36 @@ def _setting(args: Sequence[str], name: str) -> str | None:
         if given is not None and given.startswith(name + "="):
             found = given[len(name) + 1:]
     return found
+
+
+def bot_user(options: RunOptions, euid: int, environ: Mapping[str, str]) -> RunAs | None:
+    """Who a sealed bot runs as when root runs it: --user, else the user who called sudo; None
+    when the run is not root's or the bot is not sealed (it runs as the caller)."""
+    if not options.sealed:
+        return None
+    if euid != 0:
+        if options.user is not None and _account(options.user).uid != euid:
+            raise RunError(f"--user {options.user}: only root runs a bot as another user")
+        return None
+    if options.user is not None:
+        user = _account(options.user)
+    elif environ.get("SUDO_UID", "0").isdigit() and int(environ.get("SUDO_UID", "0")) != 0:
+        user = _account(environ["SUDO_UID"])
+    else:
+        raise RunError("run by root, the sealed bot would be root over this machine's files "
+                       "(its Unix sockets, its configuration): name an unprivileged user for "
+                       "it with --user NAME (nobody will do for a bot that writes nothing)")
+    if user.uid == 0:
+        raise RunError(f"--user {options.user}: the bot's user must not be root")
+    return user
+
+
+def _account(name: str) -> RunAs:
+    try:
+        entry = pwd.getpwuid(int(name)) if name.isdigit() else pwd.getpwnam(name)
+    except (KeyError, OverflowError):
+        raise RunError(f"--user {name}: no such user") from None
+    return RunAs(entry.pw_name, entry.pw_uid, entry.pw_gid, entry.pw_dir)
 
 
 def _die_with_parent() -> None:
@@ -211,10 +256,11 @@ class _Run:
             proxy: _Proxy | None = None
             capture: CaptureNet | None = None
             try:
+                if self.options.capture and os.geteuid() != 0:
+                    raise RunError("--capture needs root (a TUN interface and a network "
+                                   "namespace's routes); --sealed needs no privilege")
+                user = bot_user(self.options, os.geteuid(), os.environ)
                 if self.options.capture:
-                    if os.geteuid() != 0:
-                        raise RunError("--capture needs root (a TUN interface and a network "
-                                       "namespace's routes); --sealed needs no privilege")
                     capture = CaptureNet.new()
                 if self.options.proxy is None:
                     proxy = await self._start_proxy(Path(scratch), capture)
@@ -232,8 +278,8 @@ class _Run:
                                          f"mitmproxy-ca-cert.pem)")
                 audit_start = _size(proxy.audit_log) if proxy and proxy.audit_log else 0
                 ended = await self._run_bot(address, ca, Path(scratch),
-                                            capture.path if capture else None)
-            except (RunError, CaptureError) as exc:
+                                            capture.path if capture else None, user)
+            except (RunError, CaptureError, FilterUnavailable) as exc:
                 self.say(f"robotsgate run: {exc}")
                 return RUN_ERROR
             finally:
@@ -291,6 +337,10 @@ class _Run:
                        None if audit == "-" else str(Path(audit).expanduser().absolute()),
                        tally)
         proxy.output = asyncio.create_task(self._pass_on(reader))
+        # mitmproxy writes a new confdir's CA as it starts, not always before it says it
+        # listens: the bot's environment (and Java's trust store) are made from that file.
+        while not proxy.ca.is_file() and process.poll() is None and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
         return proxy
 
     async def _pass_on(self, reader: asyncio.StreamReader) -> None:
@@ -319,12 +369,22 @@ class _Run:
     # --- the bot -------------------------------------------------------------------------------
 
     async def _run_bot(self, address: ProxyAddress, ca: Path, scratch: Path,
-                       netns: str | None) -> "int | _NotRun":
+                       netns: str | None, user: RunAs | None) -> "int | _NotRun":
         """Run CMD to its end: its returncode (minus a signal), or why it never ran."""
         options = self.options
-        seal = Seal(address.port, netns) if options.sealed else None
+        seal = Seal(address.port, netns, user) if options.sealed else None
         seen = address.at("127.0.0.1", seal.port) if seal is not None else address
-        env = child_environment(os.environ, seen, ca, _truststore(ca, scratch))
+        truststore = _truststore(ca, scratch)
+        given = dict(os.environ)
+        if user is not None:
+            # What the bot must read, where it can: the run's scratch directory is root's.
+            os.chmod(scratch, 0o711)
+            ca = Path(shutil.copyfile(ca, scratch / "proxy-ca.pem"))
+            for path in (ca, truststore):
+                if path is not None:
+                    os.chmod(path, 0o644)
+            given.update(HOME=user.home, USER=user.name, LOGNAME=user.name)
+        env = child_environment(given, seen, ca, truststore)
         terminal = _terminal()
         try:
             child = subprocess.Popen(

@@ -10,7 +10,13 @@ that nothing of the bot ever runs outside it:
 3. the namespace's loopback is brought up: the only interface it has;
 4. a listener on the namespace's 127.0.0.1:PORT is handed to the run, outside, over a Unix
    socket pair (SCM_RIGHTS): the run bridges each connection to it to the proxy
-   (robotsgate.sealing.relay). The bot's proxy variables name that address.
+   (robotsgate.sealing.relay). The bot's proxy variables name that address;
+5. the system-call filter (robotsgate.sealing.filter) closes what the namespace leaves open:
+   Unix sockets on the filesystem, and io_uring.
+
+Run by root, the child first becomes the unprivileged user the run names (`RunAs`), before
+the user namespace is made: mapped to root, it would be root over the machine's files (a
+namespace's root holds every capability over the files its mapped ids own).
 
 Any other address is "network unreachable" in there, names do not resolve (the resolvers of
 /etc/resolv.conf are not reachable), and UDP goes nowhere. Where the kernel refuses a step, the
@@ -18,6 +24,7 @@ child sends why over the socket pair and does not run the bot (`SealRefusal`): n
 run.
 """
 
+import ctypes
 import errno
 import fcntl
 import os
@@ -25,7 +32,10 @@ import socket
 import struct
 from dataclasses import dataclass
 
+from robotsgate.sealing import filter as syscalls
+
 _SIOCGIFFLAGS, _SIOCSIFFLAGS, _IFF_UP = 0x8913, 0x8914, 0x1
+_PR_SET_DUMPABLE = 4
 _IFREQ = struct.Struct("16sH14x")  # struct ifreq: the name, then ifr_flags (a short)
 
 # What the kernel's refusal of each step means, and where it is refused.
@@ -39,6 +49,16 @@ _WHY = {
     errno.EINVAL: "this kernel has no user or network namespaces",
     errno.ENOSYS: "this kernel has no unshare system call (or a seccomp filter hides it)",
 }
+
+
+@dataclass(frozen=True, slots=True)
+class RunAs:
+    """The unprivileged user a root run gives the bot (robotsgate run --user)."""
+
+    name: str
+    uid: int
+    gid: int
+    home: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,15 +76,18 @@ class Seal:
     """One sealed child: made before the fork, entered in the child (`enter`), and read back
     in the parent (`listener`)."""
 
-    def __init__(self, port: int, netns: str | None = None) -> None:
+    def __init__(self, port: int, netns: str | None = None, user: RunAs | None = None) -> None:
         self.port = port  # the namespace's 127.0.0.1:PORT, which the bot's proxy variables name
         # --capture: a network namespace the run made and routed (robotsgate.sealing.capture),
         # joined instead of a new one; the bot holds no privilege over it.
         self.netns = netns
+        self.user = user
+        # Made here, raising FilterUnavailable before anything runs; applied in the child.
+        self._filter = syscalls.prepare()
         self._parent, self._child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        # The maps are written from the caller's ids, read before unsharing (after it they
-        # read as the overflow id until mapped).
-        self._uid, self._gid = os.geteuid(), os.getegid()
+        # The maps are written from the bot's ids, read before unsharing (after it they read
+        # as the overflow id until mapped).
+        self._uid, self._gid = (user.uid, user.gid) if user else (os.geteuid(), os.getegid())
 
     @property
     def child_fd(self) -> int:
@@ -84,9 +107,14 @@ class Seal:
                     os.setns(fd, os.CLONE_NEWNET)
                 finally:
                     os.close(fd)
+            if self.user is not None:
+                step = f"becoming the user {self.user.name}"
+                _become(self.user)
+            if self.netns is not None:
                 step = "unshare(CLONE_NEWUSER)"
                 os.unshare(os.CLONE_NEWUSER)
             else:
+                step = "unshare(CLONE_NEWUSER | CLONE_NEWNET)"
                 os.unshare(os.CLONE_NEWUSER | os.CLONE_NEWNET)
             step = "mapping the user (/proc/self/uid_map)"
             _write("/proc/self/setgroups", "deny")
@@ -99,6 +127,8 @@ class Seal:
             listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             listener.bind(("127.0.0.1", self.port))
             listener.listen(socket.SOMAXCONN)
+            step = "filtering the bot's system calls (seccomp)"
+            syscalls.apply(self._filter)
             step = "handing the listener to the run"
             socket.send_fds(self._child, [b"ok"], [listener.fileno()])
             listener.close()
@@ -134,6 +164,21 @@ class Seal:
     def close(self) -> None:
         self._child.close()
         self._parent.close()
+
+
+def _become(user: RunAs) -> None:
+    """Root gives the child up for `user`: no supplementary group, its group, its id. Dumpable
+    again afterwards: the kernel makes a process that changed ids undumpable, and the
+    /proc/self files of an undumpable one are root's, so the maps could not be written."""
+    os.setgroups([])
+    os.setresgid(user.gid, user.gid, user.gid)
+    os.setresuid(user.uid, user.uid, user.uid)
+    _dumpable()
+
+
+def _dumpable() -> None:
+    if ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_DUMPABLE, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE)")
 
 
 def _write(path: str, text: str) -> None:

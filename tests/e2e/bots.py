@@ -100,6 +100,45 @@ def udp(address: str, port: int) -> list[str]:
             address, str(port)]
 
 
+ESCAPING = """\
+import errno, json, os, socket, sys
+stream, datagram, roots = sys.argv[1:4]
+tried = {}
+def attempt(name, action):
+    try:
+        action()
+        tried[name] = "done"
+    except OSError as exc:
+        tried[name] = errno.errorcode.get(exc.errno, str(exc))
+def connect():
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(stream)
+    s.sendall(b"out")
+def send():
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+    a.sendto(b"out", datagram)
+def write_root_s():
+    with open(roots, "a") as f:
+        f.write("out")
+def the_run_s_memory():
+    run = int(open(f"/proc/{os.getppid()}/stat").read().rsplit(")", 1)[1].split()[1])
+    os.close(os.open(f"/proc/{run}/mem", os.O_RDWR))
+attempt("unix-stream", connect)
+attempt("unix-datagram", send)
+attempt("root-file", write_root_s)
+attempt("run-memory", the_run_s_memory)
+print(json.dumps(tried), file=sys.stderr)
+"""
+
+
+def escaping(stream: str, datagram: str, roots: str) -> list[str]:
+    """A sealed bot looking for another way out: a Unix socket on the filesystem (stream, and
+    datagram through a socket pair), a file of root's, the memory of the run that holds the
+    bridge to the proxy (its grandparent: bots.py runs it). It says what each attempt came to:
+    "done" or the errno's name."""
+    return [sys.executable, "-c", ESCAPING, stream, datagram, roots]
+
+
 def _status(out: str) -> int | None:
     for line in reversed(out.strip().splitlines()):
         line = line.strip()

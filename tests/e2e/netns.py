@@ -166,8 +166,15 @@ def as_user(user: User, command: list[str]) -> list[str]:
     """`command` run as `user` (its ids only, no capability, the environment the test gives),
     able to reach this interpreter and the checkout."""
     setpriv = require_tool("setpriv", package="util-linux")
-    drop = [setpriv, f"--reuid={user.uid}", f"--regid={user.gid}", "--clear-groups",
-            "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--", *command]
+    return reachable([setpriv, f"--reuid={user.uid}", f"--regid={user.gid}", "--clear-groups",
+                      "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--",
+                      *command])
+
+
+def reachable(drop: list[str]) -> list[str]:
+    """`drop` run where any user can reach this interpreter and the checkout (a directory
+    above them that others cannot enter, such as root's home, is opened in a mount namespace
+    of its own); `drop` itself when nothing is closed."""
     needed = [Path(os.path.realpath(sys.base_prefix)), REPO]
     closed = {}
     for path in needed:

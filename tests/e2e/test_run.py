@@ -10,10 +10,12 @@ an ordinary user the test makes.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import signal
+import socket
 import ssl
 import subprocess
 import sys
@@ -27,7 +29,7 @@ import pytest
 
 from . import bots
 from .machine import REPO, clean_env, require_tool
-from .netns import Namespace, User, as_user, namespace, ordinary_user
+from .netns import Namespace, User, as_user, namespace, ordinary_user, reachable
 from .origins import Origin
 from .proxy import Proxy
 from .tls import CertAuthority
@@ -48,10 +50,16 @@ class Ran:
 
 
 def run(workdir: Path, options: Sequence[str], command: Sequence[str], *,
-        user: User | None = None, wrap: Sequence[str] = ()) -> Ran:
-    """`robotsgate run OPTIONS -- COMMAND` from `workdir`, to its end."""
+        user: User | None = None, wrap: Sequence[str] = (), bot: User | None = None,
+        env: dict[str, str] | None = None) -> Ran:
+    """`robotsgate run OPTIONS -- COMMAND` from `workdir`, to its end: run by `user` (root when
+    None), the bot run as `bot` (--user, by a root run)."""
+    if bot is not None:
+        options = ["--user", bot.name, *options]
     cmd = [sys.executable, "-m", "robotsgate", "run", *options, "--", *command]
-    env = clean_env({"PYTHONPATH": str(REPO)})
+    if bot is not None:
+        cmd = reachable(cmd)
+    env = clean_env({"PYTHONPATH": str(REPO), **(env or {})})
     if user is not None:
         cmd = as_user(user, cmd)
         env["HOME"] = str(user.home)
@@ -246,12 +254,12 @@ def test_without_sealing_a_bot_that_ignores_the_proxy_reaches_the_origin_unseen(
 
 
 def _sealed(tmp_path: Path, ns: Namespace, sites: tuple[Origin, Origin],
-            test_ca: CertAuthority, user: User | None) -> None:
+            test_ca: CertAuthority, user: User | None, bot: User | None = None) -> None:
     plain, secure = sites
     work = workdir_for(tmp_path, user)
     ran = run(work, ["--agent", "SealBot", "--sealed", *own_proxy(work, ns, test_ca)],
               bots_command([*honouring(plain, secure), *ignoring(plain), direct_private(plain)]),
-              user=user)
+              user=user, bot=bot)
 
     assert ran.returncode == 0, ran.stderr
     assert_gated(ran, plain, secure, ["curl", "requests", "node"])
@@ -266,10 +274,12 @@ def _sealed(tmp_path: Path, ns: Namespace, sites: tuple[Origin, Origin],
     assert {r["url"].rsplit("/", 1)[-1] for r in audit(work)} == {"curl", "requests", "node"}
 
 
-def test_sealed_a_bot_that_ignores_the_proxy_reaches_nothing_as_root(
+def test_sealed_by_root_a_bot_that_ignores_the_proxy_reaches_nothing(
         tmp_path: Path, site_ns: Namespace, sites: tuple[Origin, Origin],
         test_ca: CertAuthority) -> None:
-    _sealed(tmp_path, site_ns, sites, test_ca, user=None)
+    """Run by root, the bot runs as the user --user names."""
+    with ordinary_user() as bot:
+        _sealed(tmp_path, site_ns, sites, test_ca, user=None, bot=bot)
 
 
 def test_sealed_as_an_ordinary_user_without_any_privilege(
@@ -279,16 +289,37 @@ def test_sealed_as_an_ordinary_user_without_any_privilege(
         _sealed(tmp_path, site_ns, sites, test_ca, user=user)
 
 
+# A user namespace whose root is the machine's, with nobody mapped too (root writes the maps
+# from outside, which a multi-line map needs), and whose user.max_user_namespaces is 0.
+REFUSING = """\
+import os, sys
+ready, go = os.pipe(), os.pipe()
+child = os.fork()
+if child == 0:
+    os.unshare(os.CLONE_NEWUSER)
+    os.write(ready[1], b"x")
+    os.read(go[0], 1)
+    os.setresgid(0, 0, 0)
+    os.setresuid(0, 0, 0)
+    with open("/proc/sys/user/max_user_namespaces", "w") as limit:
+        limit.write("0")
+    os.execvp(sys.argv[1], sys.argv[1:])
+os.read(ready[0], 1)
+for name in ("uid_map", "gid_map"):
+    with open(f"/proc/{child}/{name}", "w") as map_:
+        map_.write("0 0 1\\n65534 65534 1\\n")
+os.write(go[1], b"x")
+sys.exit(os.waitstatus_to_exitcode(os.waitpid(child, 0)[1]))
+"""
+
+
 def test_where_the_kernel_refuses_namespaces_nothing_is_run(tmp_path: Path) -> None:
     """In a user namespace whose user.max_user_namespaces is 0 (as RHEL 7 ships it), no
     namespace can be made: the run says so and runs nothing, never an unsealed bot."""
-    unshare = require_tool("unshare", package="util-linux")
     work = workdir_for(tmp_path)
     marker = work / "ran"
-    refusing = [unshare, "--user", "--map-root-user", "sh", "-c",
-                'echo 0 > /proc/sys/user/max_user_namespaces && exec "$@"', "sh"]
-    ran = run(work, ["--sealed", "--set", f"confdir={work / 'conf'}"],
-              ["touch", str(marker)], wrap=refusing)
+    ran = run(work, ["--sealed", "--user", "nobody", "--set", f"confdir={work / 'conf'}"],
+              ["touch", str(marker)], wrap=[sys.executable, "-c", REFUSING])
 
     assert ran.returncode == 125, ran.stderr
     assert not marker.exists()
@@ -427,10 +458,11 @@ def test_captured_every_bot_is_gated_whatever_it_reads(
             ("quic", bots.udp(address, 443)),
             ("udp", bots.udp(address, 9999)),
         ]
-        ran = run(work, ["--agent", "CaptureBot", "--capture",
-                         *own_proxy(work, site_ns, test_ca),
-                         "--set", f"robots_egress_allow={ELSEWHERE}"],
-                  bots_command(named), wrap=with_hosts(work, names))
+        with ordinary_user() as bot:
+            ran = run(work, ["--agent", "CaptureBot", "--capture",
+                             *own_proxy(work, site_ns, test_ca),
+                             "--set", f"robots_egress_allow={ELSEWHERE}"],
+                      bots_command(named), wrap=with_hosts(work, names), bot=bot)
     finally:
         plain.stop()
         secure.stop()
@@ -471,3 +503,124 @@ def test_captured_every_bot_is_gated_whatever_it_reads(
         f"quic://{address}:443", f"udp://{address}:9999"}
     assert {r["agent"] for r in records} == {"CaptureBot"}
     assert "connections refused whole: 2 (quic 1, udp 1)" in ran.stderr
+
+
+# --- the doors a network namespace leaves open ----------------------------------------------------
+
+
+@dataclass
+class Doors:
+    """Ways out of a network namespace that are not the network: a Unix stream socket and a
+    Unix datagram socket on the filesystem, listening outside (as D-Bus's, Docker's or a
+    database's do), and a file of root's. Each records what reached it."""
+
+    stream: Path
+    datagram: Path
+    roots: Path
+    arrived: list[bytes]
+
+    def escaping(self) -> list[str]:
+        return bots.escaping(str(self.stream), str(self.datagram), str(self.roots))
+
+
+@pytest.fixture
+def doors() -> Iterator[Doors]:
+    import tempfile
+    import threading
+
+    place = Path(tempfile.mkdtemp(prefix="rg-doors-"))
+    os.chmod(place, 0o755)
+    stream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    stream.bind(str(place / "stream.sock"))
+    stream.listen()
+    datagram = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    datagram.bind(str(place / "datagram.sock"))
+    for name in ("stream.sock", "datagram.sock"):
+        os.chmod(place / name, 0o777)  # any user may connect: the door is open
+    roots = place / "roots"
+    roots.write_text("root's\n")
+    os.chmod(roots, 0o644)
+    arrived: list[bytes] = []
+
+    def accept() -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                connection, _ = stream.accept()
+                with connection:
+                    arrived.append(connection.recv(100))
+
+    def receive() -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                arrived.append(datagram.recv(100))
+
+    threads = [threading.Thread(target=accept, daemon=True),
+               threading.Thread(target=receive, daemon=True)]
+    for thread in threads:
+        thread.start()
+    try:
+        yield Doors(place / "stream.sock", place / "datagram.sock", roots, arrived)
+    finally:
+        for sock in (stream, datagram):
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+            sock.close()
+        shutil.rmtree(place, ignore_errors=True)
+
+
+def tried(ran: Ran) -> dict[str, str]:
+    said: dict[str, str] = json.loads(ran.bots["escaping"]["err"].strip().splitlines()[-1])
+    return said
+
+
+def test_a_sealed_bot_finds_no_other_way_out(tmp_path: Path, doors: Doors) -> None:
+    """Run by an ordinary user, the bot is that user: Unix sockets are refused it (EPERM, the
+    system-call filter), and the run's memory, which holds the bridge to the proxy, is not its
+    to write (the run is undumpable). Nothing reached the doors."""
+    with ordinary_user() as user:
+        work = workdir_for(tmp_path, user)
+        ran = run(work, ["--sealed", "--set", f"confdir={work / 'conf'}"],
+                  bots_command([("escaping", doors.escaping())]), user=user)
+
+    assert ran.returncode == 0, ran.stderr
+    assert tried(ran) == {"unix-stream": "EPERM", "unix-datagram": "EPERM",
+                          "root-file": "EACCES", "run-memory": "EACCES"}, ran
+    assert doors.arrived == []
+
+
+def test_sealed_by_root_the_bot_is_the_user_it_is_given(tmp_path: Path, doors: Doors) -> None:
+    """Run by root with --user, the bot is that user outside its namespace (root inside it,
+    mapped to the user): root's files are not its."""
+    work = workdir_for(tmp_path)
+    with ordinary_user() as bot:
+        ran = run(work, ["--sealed", "--set", f"confdir={work / 'conf'}"],
+                  bots_command([("escaping", doors.escaping()),
+                                ("ids", ["sh", "-c", "cat /proc/self/uid_map >&2"])]), bot=bot)
+        uid = bot.uid
+
+    assert ran.returncode == 0, ran.stderr
+    assert tried(ran) == {"unix-stream": "EPERM", "unix-datagram": "EPERM",
+                          "root-file": "EACCES", "run-memory": "EACCES"}, ran
+    assert ran.bots["ids"]["err"].split() == ["0", str(uid), "1"]
+    assert doors.roots.read_text() == "root's\n" and doors.arrived == []
+
+
+def test_sealed_by_root_without_a_user_the_bot_is_sudo_s_caller_or_not_run(
+        tmp_path: Path) -> None:
+    """Never root over the machine's files: the user who called sudo (SUDO_UID), or nothing
+    run at all, with the option to give."""
+    work = workdir_for(tmp_path)
+    marker = work / "ran"
+    refused = run(work, ["--sealed", "--set", f"confdir={work / 'conf'}"],
+                  ["touch", str(marker)])
+    assert refused.returncode == 125
+    assert "name an unprivileged user for it with --user NAME" in refused.stderr
+    assert not marker.exists()
+
+    with ordinary_user() as caller:
+        ran = run(work, ["--sealed", "--set", f"confdir={work / 'conf'}"],
+                  bots_command([("ids", ["sh", "-c", "cat /proc/self/uid_map >&2"])]),
+                  env={"SUDO_UID": str(caller.uid)}, wrap=reachable([]))
+        uid = caller.uid
+    assert ran.returncode == 0, ran.stderr
+    assert ran.bots["ids"]["err"].split() == ["0", str(uid), "1"]

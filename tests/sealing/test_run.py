@@ -9,7 +9,7 @@ import pytest
 from mitmproxy import http
 from mitmproxy.test import tflow
 
-from robotsgate.cli.run import RunError, RunOptions, _setting
+from robotsgate.cli.run import RunError, RunOptions, _setting, bot_user
 from robotsgate.mitm import keys
 from robotsgate.mitm.answers import answer
 from robotsgate.mitm.tally import Counting
@@ -189,3 +189,34 @@ def test_each_refusal_of_the_kernel_is_explained() -> None:
     assert "user.max_user_namespaces is 0" in _WHY[errno.ENOSPC]
     assert SealRefusal("unshare", "Operation not permitted").said() == \
         "cannot seal the bot: unshare: Operation not permitted"
+
+
+# --- whom a sealed bot runs as --------------------------------------------------------------------
+
+
+def _options(*argv: str) -> RunOptions:
+    return RunOptions.parse([*argv, "--", "true"])
+
+
+def test_run_by_root_a_sealed_bot_is_never_root() -> None:
+    nobody = bot_user(_options("--sealed", "--user", "nobody"), 0, {})
+    assert nobody is not None and nobody.name == "nobody" and nobody.uid != 0
+    assert bot_user(_options("--capture", "--user", str(nobody.uid)), 0, {}) == nobody
+    # sudo's caller, when no --user is given
+    assert bot_user(_options("--sealed"), 0, {"SUDO_UID": str(nobody.uid)}) == nobody
+    for environ in ({}, {"SUDO_UID": "0"}, {"SUDO_UID": "not a number"}):
+        with pytest.raises(RunError, match="name an unprivileged user for it with --user NAME"):
+            bot_user(_options("--sealed"), 0, environ)
+    with pytest.raises(RunError, match="--user root: the bot's user must not be root"):
+        bot_user(_options("--sealed", "--user", "root"), 0, {})
+    with pytest.raises(RunError, match="--user no-such-user-here: no such user"):
+        bot_user(_options("--sealed", "--user", "no-such-user-here"), 0, {})
+
+
+def test_a_bot_runs_as_its_caller_unless_root_runs_it_sealed() -> None:
+    assert bot_user(_options(), 0, {}) is None  # not sealed: run as the caller, as env does
+    assert bot_user(_options("--sealed"), 1000, {}) is None  # sealed, as the caller
+    with pytest.raises(RunError, match="--user nobody: only root runs a bot as another user"):
+        bot_user(_options("--sealed", "--user", "nobody"), 1000, {})
+    with pytest.raises(RunError, match="--user nobody: only a sealed bot"):
+        _options("--user", "nobody")
