@@ -44,7 +44,9 @@ class Decide:
 
     def requestheaders(self, flow: http.HTTPFlow) -> Awaitable[None]:
         if flow.is_replay == "request":
-            _forget(flow)  # sent again: decided again, as it is now
+            # Sent again: decided again, as it is now, without what the parts wrote on it.
+            self.runtime.resends.take_off(flow)
+            _forget(flow)
         return self._decide_once(flow)  # its own coroutine, awaited by mitmproxy
 
     def request(self, flow: http.HTTPFlow) -> Awaitable[None] | None:
@@ -118,24 +120,14 @@ class Decide:
 
 # What marks a flow decided by this process (flows are saved with their metadata).
 _THIS_PROCESS = secrets.token_hex(8)
-_SIGNATURE_FIELDS = frozenset((b"signature", b"signature-input", b"signature-agent"))
 # The versions whose requests carry no Host line and no framing headers: Request.is_http2 or
 # is_http3, in one test of the request's own bytes (each property is a call).
 _MULTIPLEXED = frozenset((b"HTTP/2.0", b"HTTP/3"))
 
 
 def _forget(flow: http.HTTPFlow) -> None:
-    """Everything robotsgate noted on a flow, and the signature it added to its request: a
-    flow replayed goes through every decision again."""
-    headers = flow.request.data.headers
-    if flow.metadata.get(keys.SIGNED) is True:
-        headers.fields = tuple(field for field in headers.fields
-                               if field[0].lower() not in _SIGNATURE_FIELDS)
-    verdict = keys.private(flow).get(keys.VERDICT)
-    if verdict is not None and verdict.license_token is not None:
-        # The licence the proxy presented: decided again, it may get another, or none.
-        headers.fields = tuple(field for field in headers.fields
-                               if field[0].lower() != b"authorization")
+    """Everything robotsgate noted on a flow: a flow replayed goes through every decision
+    again (the fields the parts wrote on its request are taken off first: Resends.take_off)."""
     for key in [key for key in flow.metadata
                 if key == keys.PRIVATE or key.startswith(keys.PRIVATE + ".")]:
         del flow.metadata[key]

@@ -39,7 +39,7 @@ from robotsgate.licensing.licenses import (
     linked,
 )
 from robotsgate.mitm import keys
-from robotsgate.mitm.again import send_again
+from robotsgate.mitm.again import Added
 from robotsgate.mitm.answers import AuditUnwritable, answer
 from robotsgate.mitm.runtime import Runtime
 from robotsgate.mitm.usage import may_stream_late, origin_answer
@@ -50,10 +50,21 @@ from robotsgate.protocol.rsl import License, LicenseSource
 logger = logging.getLogger(__name__)
 
 
+def _presented(flow: http.HTTPFlow) -> bool:
+    verdict: Verdict | None = keys.private(flow).get(keys.VERDICT)
+    return verdict is not None and verdict.license_token is not None
+
+
+# The licence the proxy presents (robotsgate.decision.request writes it): taken off a request
+# sent again, which is decided afresh and may get another licence, or none.
+ADDED = Added(frozenset((b"authorization",)), _presented)
+
+
 class LicenseCheck:
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
-        self._again: dict[str, LicenseToken] = {}  # requests sent again with a new licence
+        self.resends = runtime.resends  # a copy sent with a new licence has the refused one
+        self.resends.declare(ADDED)      # as its note (LicenseToken)
 
     def responseheaders(self, flow: http.HTTPFlow) -> Awaitable[None] | None:
         # A plain function: an answer to a bot without purposes, or without a Link header that
@@ -82,12 +93,11 @@ class LicenseCheck:
     def _refused_token(self, flow: http.HTTPFlow, response: http.Response
                        ) -> LicenseToken | None:
         """The licence the request carried, when the origin's 401 says it would not take it
-        (`WWW-Authenticate: License error="..."`), and it has not been sent again for it."""
+        (`WWW-Authenticate: License error="..."`), and the resend policy allows sending it
+        again (robotsgate.mitm.again: once, held whole both ways)."""
         verdict: Verdict | None = keys.private(flow).get(keys.VERDICT)
         token = verdict.license_token if verdict is not None else None
-        if token is None or flow.id in self._again or flow.is_replay == "request" or \
-                flow.metadata.get(keys.ANSWERED) or \
-                response.stream or flow.request.stream or flow.request.raw_content is None:
+        if token is None or not self.resends.may_send(flow):
             return None
         asked = response.headers.get_all("www-authenticate")
         return token if any(value.lstrip().lower().startswith("license") for value in asked) \
@@ -102,7 +112,7 @@ class LicenseCheck:
         first = flow.response
         assert first is not None
         said = first.headers.get("www-authenticate", "")
-        _, trouble = await send_again(flow, self._again, token)
+        _, trouble = await self.resends.send(flow, token)
         try:
             live.recorder.flow(
                 flow, "license", Reason.LICENSE_REFUSED, None,

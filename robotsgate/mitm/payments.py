@@ -45,7 +45,6 @@ from robotsgate.audit.records import Event, timestamp
 from robotsgate.decision.verdict import Verdict
 from robotsgate.escape import escaped
 from robotsgate.mitm import keys
-from robotsgate.mitm.again import send_again
 from robotsgate.mitm.answers import AuditUnwritable, answer
 from robotsgate.mitm.runtime import Live, Runtime
 from robotsgate.outcomes import Reason
@@ -75,32 +74,36 @@ class _Paying:
 class Pay:
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
-        self._again: dict[str, _Paying] = {}  # requests sent again, paid for
+        # A copy sent to pay has the room reserved as its note (_Paying). The price it carries
+        # (crawler-exact-price) is written on the copy alone, after its decision: no request
+        # sent again ever carries one from before, so there is nothing to declare.
+        self.resends = runtime.resends
         self._settled: set[int] = set()  # reservations their answer settled (by id)
 
     def requestheaders(self, flow: http.HTTPFlow) -> None:
-        if self._again:  # one test for every request: nearly always none is being paid for
+        if self.resends.in_flight:  # one test per request: nearly always none is on its way
             self._stamp(flow)
 
     def _stamp(self, flow: http.HTTPFlow) -> None:
-        paying = self._again.get(flow.id)
+        paying = self.resends.note(flow, _Paying)
         if paying is not None and flow.response is None:
             # After the decision (which drops any a bot wrote), before the signature.
             flow.request.headers["crawler-exact-price"] = str(paying.reservation.amount)
 
     def response(self, flow: http.HTTPFlow) -> Awaitable[None] | None:
         response = flow.response
-        if response is None or (response.status_code != 402 and not self._again):
+        if response is None or (response.status_code != 402 and not self.resends.in_flight):
             return None
         # First: a paid copy is settled whatever answered it (the proxy itself, decided again).
-        paying = self._again.get(flow.id)
+        paying = self.resends.note(flow, _Paying)
         if paying is not None:
             return self._settle(flow, response, paying)
-        if response.status_code != 402 or flow.error is not None or \
-                flow.metadata.get(keys.ANSWERED) or keys.VERDICT not in keys.private(flow) or \
-                flow.is_replay == "request" or flow.metadata.get(keys.REFUSED):
-            # Never paid: the proxy's own answer, a request sent again (by any part: one
-            # resend each, never a chain of them), or one monitor mode forwards though refused.
+        if response.status_code != 402 or keys.VERDICT not in keys.private(flow) or \
+                flow.metadata.get(keys.REFUSED) or not self.resends.may_send(flow):
+            # Never paid: one monitor mode forwards though refused, or one the resend policy
+            # would not send again (robotsgate.mitm.again: the proxy's own answer, a copy, a
+            # body streamed: a 402 already streaming to the bot cannot be replaced by the paid
+            # answer).
             return None
         return self._asked(flow, response)
 
@@ -122,10 +125,8 @@ class Pay:
             why = "this proxy pays nothing (robots_max_price is not set)"
         elif price.currency != limit.currency or price > limit:
             why = f"it asks {price}, more than robots_max_price ({limit})"
-        elif flow.metadata.get(keys.SIGNED) is not True or flow.request.stream or \
-                flow.request.raw_content is None:
-            why = "a paid request must be signed (Web Bot Auth: robots_signature_agent) and " \
-                  "held whole"
+        elif flow.metadata.get(keys.SIGNED) is not True:
+            why = "a paid request must be signed (Web Bot Auth: robots_signature_agent)"
         if why is not None or price is None:
             self._refuse(flow, live, Reason.PRICE_REFUSED, why=why, price=asked)
             return
@@ -152,7 +153,7 @@ class Pay:
             return
         paying = _Paying(reservation, bot)
         try:
-            _, trouble = await send_again(flow, self._again, paying)
+            _, trouble = await self.resends.send(flow, paying)
         finally:
             if id(paying) not in self._settled:  # no answer came to settle it
                 self._settled.add(id(paying))

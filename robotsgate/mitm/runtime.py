@@ -41,6 +41,7 @@ from robotsgate.egress.resolver import Lookup, Resolver, system_lookup
 from robotsgate.metrics import status
 from robotsgate.metrics.prometheus import Metrics, MetricsServer
 from robotsgate.mitm import compat, keys
+from robotsgate.mitm.again import Resends
 from robotsgate.mitm.answers import AuditSink, Recorder
 from robotsgate.pages import Pages
 from robotsgate.payments.spending import MemoryLedger
@@ -120,6 +121,8 @@ class Runtime:
         # What this proxy has spent, when its budgets are kept in memory: for its whole life,
         # not one configuration's (a rebuilt gate must not find its budgets full again).
         self._spent = MemoryLedger()
+        # Every request sent once more, by whichever part (robotsgate.mitm.again).
+        self.resends = Resends()
 
     @property
     def live(self) -> Live:

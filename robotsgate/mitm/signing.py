@@ -25,7 +25,7 @@ from mitmproxy import http
 
 from robotsgate import outcomes
 from robotsgate.mitm import keys
-from robotsgate.mitm.again import send_again
+from robotsgate.mitm.again import Added
 from robotsgate.mitm.answers import AuditUnwritable, answer, fail_closed, retry_after
 from robotsgate.mitm.runtime import Runtime
 from robotsgate.mitm.turns import streams_now
@@ -36,11 +36,16 @@ from robotsgate.signing.messages import Message, Signer, Wanted
 logger = logging.getLogger(__name__)
 
 
+# What the signer writes: taken off a request sent again, which is signed afresh (or not).
+ADDED = Added(frozenset((b"signature", b"signature-input", b"signature-agent")),
+              lambda flow: flow.metadata.get(keys.SIGNED) is True)
+
+
 class Sign:
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
-        # Requests sent again because their origin asked for a signature: what it asked for.
-        self._again: dict[str, Wanted] = {}
+        self.resends = runtime.resends  # a copy sent because its origin asked for a signature
+        self.resends.declare(ADDED)      # has what it asked for as its note (Wanted)
 
     def requestheaders(self, flow: http.HTTPFlow) -> None:
         live = self.runtime.of(flow) if keys.HOST in flow.metadata else None
@@ -83,7 +88,7 @@ class Sign:
                 keys.private(flow).get(keys.VERDICT),
                 signature=request.headers.get("signature-input"))
             return
-        wanted = self._again.get(flow.id)
+        wanted = self.resends.note(flow, Wanted)
         now = self.runtime.clocks.clock()
         if wanted is not None:
             fields = signer.answer(wanted, _message(flow), now)
@@ -103,18 +108,16 @@ class Sign:
     def _asked(self, flow: http.HTTPFlow) -> Wanted | None:
         """What the origin asked to be signed, when its answer is one to send the request
         again for: a 401 or 403 with Accept-Signature, to a request the proxy signs for (or
-        signed with less than was asked), read whole (not streamed) both ways, sent once."""
+        signed with less than was asked), that the resend policy allows (robotsgate.mitm.again:
+        sent once, held whole both ways)."""
         response = flow.response
         if response is None or response.status_code not in (401, 403) or \
-                flow.is_replay == "request" or flow.error is not None or \
-                flow.metadata.get(keys.ANSWERED) or \
-                keys.HOST not in flow.metadata or flow.id in self._again or \
-                "accept-signature" not in response.headers:
+                keys.HOST not in flow.metadata or \
+                "accept-signature" not in response.headers or not self.resends.may_send(flow):
             return None
         signer = self.runtime.of(flow).signer
         request = flow.request
-        if signer is None or request.scheme != "https" or response.stream or \
-                request.stream or request.raw_content is None:
+        if signer is None or request.scheme != "https":
             return None
         signed = flow.metadata.get(keys.SIGNED) is True
         if not signed and (messages.bot_signed(request.data.headers.fields) or
@@ -129,7 +132,7 @@ class Sign:
     async def _send_again(self, flow: http.HTTPFlow, wanted: Wanted) -> None:
         first = flow.response
         assert first is not None
-        again, trouble = await send_again(flow, self._again, wanted)
+        again, trouble = await self.resends.send(flow, wanted)
         self.runtime.of(flow).recorder.flow(
             flow, "signature", Reason.SIGNATURE_ASKED, None,
             keys.private(flow).get(keys.VERDICT), origin_status=first.status_code,
