@@ -25,7 +25,8 @@ from mitmproxy import (
 )
 from mitmproxy.addonmanager import AddonManager, Loader, safecall, traverse
 from mitmproxy.addons import dumper, errorcheck, keepserving, readfile, termlog
-from mitmproxy.proxy import layer
+from mitmproxy.proxy import commands, context, events, layer, tunnel
+from mitmproxy.proxy.layers import modes
 from mitmproxy.proxy.layers.http import GetHttpConnection, HttpStream
 from mitmproxy.proxy.layers.http._events import RequestHeaders
 from mitmproxy.proxy.layers.http._http1 import Http1Client
@@ -42,6 +43,7 @@ def relied_on() -> dict[str, bool]:
     """Every private name of mitmproxy this module uses, and whether it is there."""
     from mitmproxy.addons.clientplayback import ReplayHandler
     from mitmproxy.addons.next_layer import NextLayer
+    from mitmproxy.addons.script import ScriptLoader
 
     names = {
         "OptManager.deferred": hasattr(optmanager.OptManager(), "deferred"),
@@ -61,8 +63,14 @@ def relied_on() -> dict[str, bool]:
         # serve's start-up check: addons declare their options through a Loader on a master
         # that has only `options` and `commands` (mitmdump_options).
         "Loader(master).master": "master" in _stored(Loader),
-        # A request sent again, signed, when its origin asks (robotsgate.mitm.signing).
+        # A request sent again, signed, when its origin asks (robotsgate.mitm.again).
         "clientplayback.ReplayHandler.replay": hasattr(ReplayHandler, "replay"),
+        # A layer of robotsgate's own, and the stacks mitmproxy chooses whole (tunnels).
+        "Layer._handle_event": hasattr(layer.Layer, "_handle_event"),
+        "TunnelLayer.child_layer": "child_layer" in tunnel.TunnelLayer.__annotations__,
+        "Context.layers": "layers" in context.Context.__annotations__,
+        # Whether mitmdump is still starting (robotsgate.mitm.runtime).
+        "ScriptLoader.is_running": "is_running" in _stored(ScriptLoader),
     }
     return names
 
@@ -493,3 +501,44 @@ def _frame_downgraded_requests() -> None:
 
 
 
+
+
+# --- layers -----------------------------------------------------------------------------------
+
+
+class _Closing(layer.Layer):
+    """A connection closed as soon as it starts: nothing it sends goes anywhere. (A layer's
+    behaviour is its `_handle_event`, as mitmproxy's own layers write theirs.)"""
+
+    def _handle_event(self, event: events.Event) -> layer.CommandGenerator[None]:
+        if isinstance(event, events.Start):
+            yield commands.CloseConnection(self.context.client)
+
+
+def closing(ctx_: context.Context) -> layer.Layer:
+    """A layer that closes the client's connection as it starts."""
+    return _Closing(ctx_)
+
+
+def layers_below(chosen: layer.Layer) -> list[layer.Layer]:
+    """The layers under `chosen`, when mitmproxy chose a whole stack at once (a tunnel layer
+    holds the next in `child_layer`)."""
+    found = []
+    below = getattr(chosen, "child_layer", None)
+    while below is not None:
+        found.append(below)
+        below = getattr(below, "child_layer", None)
+    return found
+
+
+def in_proxy_tunnel(ctx_: context.Context) -> bool:
+    """Whether a connection's layers sit inside an HTTP proxy's CONNECT tunnel (the context's
+    stack of layers starts with the proxy mode's)."""
+    stack = ctx_.layers
+    return len(stack) > 1 and isinstance(stack[0], (modes.HttpProxy, modes.HttpUpstreamProxy))
+
+
+def scripts_starting(loader: object) -> bool:
+    """Whether mitmdump is still starting: its script loader has not seen it run yet (a script
+    reloaded into a running proxy, or an addon driven by tests, is not starting)."""
+    return loader is not None and not getattr(loader, "is_running", True)

@@ -565,8 +565,7 @@ def _scripted() -> bool:
 def _starting() -> bool:
     """Whether mitmdump is still starting: its script loader has not seen it run yet (a script
     reloaded into a running proxy, or an addon driven by tests, is not starting)."""
-    loader = ctx.master.addons.get("scriptloader")
-    return loader is not None and not getattr(loader, "is_running", True)
+    return compat.scripts_starting(ctx.master.addons.get("scriptloader"))
 
 
 def _meant(name: str) -> str | None:

@@ -15,8 +15,8 @@ import contextlib
 import logging
 
 from mitmproxy import ctx, http
-from mitmproxy.proxy import commands, events, layer
-from mitmproxy.proxy.layers import DNSLayer, HttpLayer, RawQuicLayer, TCPLayer, UDPLayer, modes
+from mitmproxy.proxy import layer
+from mitmproxy.proxy.layers import DNSLayer, HttpLayer, RawQuicLayer, TCPLayer, UDPLayer
 from mitmproxy.proxy.layers.http import HTTPMode
 from mitmproxy.proxy.mode_specs import TunMode
 
@@ -135,10 +135,8 @@ class Tunnels:
         if isinstance(chosen, DNSLayer) and isinstance(context.client.proxy_mode, TunMode):
             return  # a captured bot's DNS: answered by robotsgate.mitm.capture
         address = context.server.address
-        tunnel = len(context.layers) > 1 and isinstance(
-            context.layers[0], (modes.HttpProxy, modes.HttpUpstreamProxy))
-        if tunnel and address is not None and compat.ignored(nextlayer) and \
-                compat.not_intercepted(address[0], address[1]):
+        if compat.in_proxy_tunnel(context) and address is not None and \
+                compat.ignored(nextlayer) and compat.not_intercepted(address[0], address[1]):
             return  # decided at the CONNECT, on its host, and recorded there (http_connect)
         if isinstance(chosen, TCPLayer) and address is not None and \
                 context.client.transport_protocol == "tcp":
@@ -179,7 +177,7 @@ def refuse_connection(runtime: Runtime, nextlayer: layer.NextLayer, kind: str) -
     try:
         live = runtime.live
     except NotConfigured:
-        nextlayer.layer = _Refused(context)  # nothing to record it with: refused all the same
+        nextlayer.layer = compat.closing(context)  # nothing to record it with: refused all
         return
     monitor = live.settings.monitor
     event: Event = "would-block" if monitor else "block"
@@ -191,22 +189,12 @@ def refuse_connection(runtime: Runtime, nextlayer: layer.NextLayer, kind: str) -
         return
     logger.info("robotsgate: refused a %s connection to %s from %s: it carries nothing "
                 "robotsgate can decide", kind, target, peer(context.client.peername))
-    nextlayer.layer = _Refused(context)
-
-
-class _Refused(layer.Layer):
-    """A connection closed as soon as it starts: nothing it sends goes anywhere."""
-
-    def _handle_event(self, event: events.Event) -> layer.CommandGenerator[None]:
-        if isinstance(event, events.Start):
-            yield commands.CloseConnection(self.context.client)
+    nextlayer.layer = compat.closing(context)
 
 
 def _undecidable_below(chosen: layer.Layer) -> layer.Layer | None:
     """An undecidable layer under the chosen one, when mitmproxy chose a whole stack at once."""
-    below = getattr(chosen, "child_layer", None)
-    while below is not None:
+    for below in compat.layers_below(chosen):
         if isinstance(below, _UNDECIDABLE):
             return below
-        below = getattr(below, "child_layer", None)
     return None
