@@ -9,6 +9,7 @@ as it leaves (robotsgate.mitm.turns). Whatever goes
 wrong on the way fails closed: 503, never forwarded.
 """
 
+import dataclasses
 import logging
 import secrets
 from collections.abc import Awaitable
@@ -151,7 +152,11 @@ def facts_of(flow: http.HTTPFlow) -> Facts:
         user=auth[0] if isinstance(auth, tuple) and auth else None)
     if isinstance(client.proxy_mode, TunMode):
         # A captured bot's (robotsgate run --capture): where it connected, and the host it
-        # named there.
+        # named there. Where it connected is its connection's own address (the destination
+        # TUN mode took it from), not the request's host: a request sent again (a copy,
+        # robotsgate.mitm.again) keeps the connection's, but its host is the name decided.
+        if client.sockname:
+            facts = dataclasses.replace(facts, host=str(client.sockname[0]))
         return captured(facts)
     return facts
 

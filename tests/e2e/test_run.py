@@ -624,3 +624,51 @@ def test_sealed_by_root_without_a_user_the_bot_is_sudo_s_caller_or_not_run(
         uid = caller.uid
     assert ran.returncode == 0, ran.stderr
     assert ran.bots["ids"]["err"].split() == ["0", str(uid), "1"]
+
+
+def test_captured_a_request_is_sent_again_signed_when_its_origin_asks(
+        tmp_path: Path, site_ns: Namespace, test_ca: CertAuthority) -> None:
+    """Signing applies to a captured bot as through the proxy variables: an origin's 401 with
+    Accept-Signature has the request sent once more, signed, and the bot gets that answer."""
+    from .origins import Reply, Seen
+
+    cert, key = test_ca.issue("site-a.test", site_ns.address)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    context.set_alpn_protocols(["http/1.1"])
+    secure = site_ns.origin("User-agent: *\nAllow: /\n", tls=context)
+
+    def members(seen: Seen) -> Reply:
+        if "signature-input" not in seen.headers:
+            return Reply(401, "sign, please\n",
+                         {"Accept-Signature": 'sig2=("@authority" "@method");tag="web-bot-auth"'})
+        return Reply(200, "welcome, verified bot\n")
+
+    secure.answer("/members", members)
+    try:
+        work = workdir_for(tmp_path)
+        signing = work / "signing.pem"
+        made = subprocess.run([sys.executable, "-m", "robotsgate", "keygen", str(signing)],
+                              capture_output=True, text=True, timeout=60,
+                              env=clean_env({"PYTHONPATH": str(REPO)}))
+        assert made.returncode == 0, made.stderr
+        os.chmod(work, 0o755)
+        url = f"https://site-a.test:{secure.port}/members"
+        with ordinary_user() as bot:
+            ran = run(work, ["--agent", "CaptureBot", "--capture",
+                             *own_proxy(work, site_ns, test_ca),
+                             "--set", f"robots_signing_key={signing}",
+                             "--set", "robots_signature_agent=https://bots.example/.well-known/"
+                                      "http-message-signatures-directory",
+                             "--set", "robots_signing_asked=*"],
+                      bots_command([("signed", bots.curl_direct(url))]),
+                      wrap=with_hosts(work, {"site-a.test": site_ns.address}), bot=bot)
+    finally:
+        secure.stop()
+
+    assert ran.returncode == 0, ran.stderr
+    assert ran.status("signed") == 200, ran
+    first, again = [s for s in secure.seen if s.path == "/members"]
+    assert "signature-input" not in first.headers and "@method" in again.headers["signature-input"]
+    [record] = [r for r in audit(work) if r["event"] == "signature"]
+    assert (record["reason"], record.get("error")) == ("signature-asked", None), record
