@@ -66,7 +66,8 @@ options:
                   unreachable". Made through a user namespace, so no privilege is needed where
                   the kernel allows them; where it refuses, nothing is run (status 125). A
                   system-call filter refuses Unix sockets (EPERM: a socket on the filesystem,
-                  such as D-Bus's or Docker's, would be a way out) and io_uring.
+                  such as D-Bus's or Docker's, would be a way out), io_uring and pushing
+                  characters into the terminal (TIOCSTI).
   --capture       (root) sealed, and everything CMD sends reaches the proxy all the same
                   (mitmproxy's TUN mode): a bot that ignores every proxy setting is gated, not
                   cut off. Its requests are decided for the host their Host (or TLS server
@@ -205,7 +206,7 @@ def bot_user(options: RunOptions, euid: int, environ: Mapping[str, str]) -> RunA
     else:
         raise RunError("run by root, the sealed bot would be root over this machine's files "
                        "(its Unix sockets, its configuration): name an unprivileged user for "
-                       "it with --user NAME (nobody will do for a bot that writes nothing)")
+                       "it with --user NAME (a user of its own: useradd --system crawler)")
     if user.uid == 0:
         raise RunError(f"--user {options.user}: the bot's user must not be root")
     return user

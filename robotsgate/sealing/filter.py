@@ -8,11 +8,16 @@ dependency the gate never sees. The filter closes the whole class where it is ma
 socket's creation:
 
 - `socket(AF_UNIX, ...)` fails with EPERM, whatever address the bot meant to reach;
-- `socketpair(AF_UNIX, SOCK_DGRAM, ...)` fails with EPERM: a datagram socket sends to any path
-  given in sendto(), connected or not. Stream and seqpacket pairs (pipes to the bot's own
-  children, as libuv, asyncio and Chromium make them) are allowed: they carry no address;
+- `socketpair(AF_UNIX, ...)` of any type but SOCK_STREAM and SOCK_SEQPACKET fails with EPERM:
+  a datagram socket sends to any path given in sendto(), connected or not, and the kernel makes
+  a SOCK_RAW pair a datagram one. Stream and seqpacket pairs (pipes to the bot's own children,
+  as libuv, asyncio and Chromium make them) are allowed: they ignore any address given;
 - io_uring fails with ENOSYS: it makes sockets and connects them without these system calls
   (IORING_OP_SOCKET), as container runtimes' default filters also refuse it;
+- ioctl TIOCSTI and TIOCLINUX fail with EPERM: the bot has the run's terminal, and a character
+  pushed into its input is read by the shell once the run ends, outside any namespace. The
+  request's low 32 bits are compared, as the kernel reads them (a filter comparing all 64 was
+  passed by setting the high ones: CVE-2019-10063);
 - a system call of another architecture's table (i386 or x32 on x86_64) kills the bot: their
   numbers differ, and i386's socketcall() hides the address family from any filter.
 
@@ -51,25 +56,23 @@ class _Table:
     arch: int
     socket: int
     socketpair: int
+    ioctl: int
     x32_aliases: bool  # x86_64 also answers x32's numbers, with this bit set
 
 
 # The numbers from each architecture's unistd.h; io_uring's (425-427) are the same on every
 # architecture.
 _TABLES = {
-    "x86_64": _Table(0xC000003E, 41, 53, x32_aliases=True),
-    "aarch64": _Table(0xC00000B7, 198, 199, x32_aliases=False),
+    "x86_64": _Table(0xC000003E, 41, 53, 16, x32_aliases=True),
+    "aarch64": _Table(0xC00000B7, 198, 199, 29, x32_aliases=False),
 }
 _IO_URING = (425, 426, 427)
+_TIOCSTI, _TIOCLINUX = 0x5412, 0x541C  # the same on both
 
 
 class FilterUnavailable(Exception):
     """The filter cannot be made here (an architecture it has no table for): the bot is not
     run sealed without it."""
-
-
-def machine_supported(machine: str | None = None) -> bool:
-    return (machine or platform.machine()) in _TABLES
 
 
 def program(machine: str | None = None) -> list[tuple[int, int, int, int]]:
@@ -91,6 +94,7 @@ def program(machine: str | None = None) -> list[tuple[int, int, int, int]]:
                    *([(_JGE_K, "enosys", 0, _X32_BIT)] if table.x32_aliases else []),
                    (_JEQ_K, "socket", 0, table.socket),
                    (_JEQ_K, "socketpair", 0, table.socketpair),
+                   (_JEQ_K, "ioctl", 0, table.ioctl),
                    *[(_JEQ_K, "enosys", 0, number) for number in _IO_URING],
                    allow]),
         ("socket", [(_LD_W_ABS, 0, 0, _ARG0),
@@ -99,7 +103,11 @@ def program(machine: str | None = None) -> list[tuple[int, int, int, int]]:
                         (_JEQ_K, 0, "allow", socket.AF_UNIX),
                         (_LD_W_ABS, 0, 0, _ARG1),
                         (_AND_K, 0, 0, _SOCK_TYPE_MASK),
-                        (_JEQ_K, "eperm", "allow", socket.SOCK_DGRAM)]),
+                        (_JEQ_K, "allow", 0, socket.SOCK_STREAM),
+                        (_JEQ_K, "allow", "eperm", socket.SOCK_SEQPACKET)]),
+        ("ioctl", [(_LD_W_ABS, 0, 0, _ARG1),  # the request's low 32 bits
+                   (_JEQ_K, "eperm", 0, _TIOCSTI),
+                   (_JEQ_K, "eperm", "allow", _TIOCLINUX)]),
         ("allow", [allow]),
         ("eperm", [eperm]),
         ("enosys", [enosys]),

@@ -3,9 +3,11 @@
 The child enters it as it starts, between fork and exec (`Seal.enter`, a Popen preexec_fn), so
 that nothing of the bot ever runs outside it:
 
-1. a user namespace and a network namespace (unshare): the user namespace is what lets an
-   ordinary user make the network one, and it takes any privilege over the machine's own
-   namespaces away from the bot, root's included (it cannot setns() back out);
+1. a user namespace, a network namespace and an IPC namespace (unshare): the user namespace is
+   what lets an ordinary user make the others, and it takes any privilege over the machine's
+   own namespaces away from the bot, root's included (it cannot setns() back out); the IPC one
+   keeps it from the machine's System V message queues and shared memory; a session keyring
+   of its own keeps it from the keys of the session that started the run;
 2. its user is mapped to the caller's (root in the namespace, the caller outside);
 3. the namespace's loopback is brought up: the only interface it has;
 4. a listener on the namespace's 127.0.0.1:PORT is handed to the run, outside, over a Unix
@@ -28,6 +30,7 @@ import ctypes
 import errno
 import fcntl
 import os
+import platform
 import socket
 import struct
 from dataclasses import dataclass
@@ -36,6 +39,9 @@ from robotsgate.sealing import filter as syscalls
 
 _SIOCGIFFLAGS, _SIOCSIFFLAGS, _IFF_UP = 0x8913, 0x8914, 0x1
 _PR_SET_DUMPABLE = 4
+_UNSHARE = "unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWIPC)"
+_KEYCTL = {"x86_64": 250, "aarch64": 219}  # the system call's number (the filter's machines)
+_KEYCTL_JOIN_SESSION_KEYRING = 1
 _IFREQ = struct.Struct("16sH14x")  # struct ifreq: the name, then ifr_flags (a short)
 
 # What the kernel's refusal of each step means, and where it is refused.
@@ -98,7 +104,7 @@ class Seal:
         """In the child, after fork: seal it, hand the listener over, and close the child's
         end of the pair (the bot never holds it). Raises on any refusal, after sending why:
         Popen then runs nothing."""
-        step = "unshare(CLONE_NEWUSER | CLONE_NEWNET)"
+        step = _UNSHARE
         try:
             if self.netns is not None:
                 step = f"joining the network namespace {self.netns}"
@@ -110,12 +116,14 @@ class Seal:
             if self.user is not None:
                 step = f"becoming the user {self.user.name}"
                 _become(self.user)
+            step = "a session keyring of its own (keyctl)"
+            _own_keyring()
             if self.netns is not None:
-                step = "unshare(CLONE_NEWUSER)"
-                os.unshare(os.CLONE_NEWUSER)
+                step = "unshare(CLONE_NEWUSER | CLONE_NEWIPC)"
+                os.unshare(os.CLONE_NEWUSER | os.CLONE_NEWIPC)
             else:
-                step = "unshare(CLONE_NEWUSER | CLONE_NEWNET)"
-                os.unshare(os.CLONE_NEWUSER | os.CLONE_NEWNET)
+                step = _UNSHARE
+                os.unshare(os.CLONE_NEWUSER | os.CLONE_NEWNET | os.CLONE_NEWIPC)
             step = "mapping the user (/proc/self/uid_map)"
             _write("/proc/self/setgroups", "deny")
             _write("/proc/self/uid_map", f"0 {self._uid} 1")
@@ -174,6 +182,17 @@ def _become(user: RunAs) -> None:
     os.setresgid(user.gid, user.gid, user.gid)
     os.setresuid(user.uid, user.uid, user.uid)
     _dumpable()
+
+
+def _own_keyring() -> None:
+    """A new, empty session keyring: the keys of the session that started the run (root's,
+    when root runs it) are not the bot's. A kernel without keys has none to keep."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    number = _KEYCTL[platform.machine()]
+    if libc.syscall(number, _KEYCTL_JOIN_SESSION_KEYRING, None) < 0:
+        code = ctypes.get_errno()
+        if code != errno.ENOSYS:
+            raise OSError(code, os.strerror(code))
 
 
 def _dumpable() -> None:

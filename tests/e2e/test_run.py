@@ -11,6 +11,7 @@ an ordinary user the test makes.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import json
 import os
 import shutil
@@ -325,8 +326,8 @@ def test_where_the_kernel_refuses_namespaces_nothing_is_run(tmp_path: Path) -> N
     assert not marker.exists()
     [said] = [line for line in ran.stderr.splitlines() if line.startswith("robotsgate run:")]
     assert said.startswith("robotsgate run: cannot seal the bot: unshare(CLONE_NEWUSER | "
-                           "CLONE_NEWNET): No space left on device: user.max_user_namespaces "
-                           "is 0"), said
+                           "CLONE_NEWNET | CLONE_NEWIPC): No space left on device: "
+                           "user.max_user_namespaces is 0"), said
     assert "Nothing was run" in said
 
 
@@ -517,10 +518,28 @@ class Doors:
     stream: Path
     datagram: Path
     roots: Path
+    queue: int  # a System V message queue any user may write to
     arrived: list[bytes]
 
     def escaping(self) -> list[str]:
-        return bots.escaping(str(self.stream), str(self.datagram), str(self.roots))
+        return bots.escaping(str(self.stream), str(self.datagram), str(self.roots), self.queue)
+
+    def queued(self) -> int:
+        """How many messages the queue holds (msgctl IPC_STAT: struct msqid_ds's msg_qnum)."""
+        state = ctypes.create_string_buffer(256)
+        assert _LIBC.msgctl(self.queue, 2, state) == 0
+        # x86_64 and aarch64: ipc_perm (48 bytes), msg_stime, msg_rtime, msg_ctime,
+        # __msg_cbytes, then msg_qnum.
+        return int.from_bytes(state.raw[48 + 8 * 4:48 + 8 * 5], "little")
+
+
+_LIBC = ctypes.CDLL(None, use_errno=True)
+
+
+def session_keyring() -> str:
+    """This process's session keyring's serial, as the escaping bot reads its own."""
+    keyctl = {"x86_64": 250, "aarch64": 219}[os.uname().machine]
+    return str(_LIBC.syscall(keyctl, 0, -3, 0))
 
 
 @pytest.fixture
@@ -540,6 +559,8 @@ def doors() -> Iterator[Doors]:
     roots = place / "roots"
     roots.write_text("root's\n")
     os.chmod(roots, 0o644)
+    queue = _LIBC.msgget(0, 0o1000 | 0o666)  # IPC_PRIVATE, IPC_CREAT
+    assert queue >= 0
     arrived: list[bytes] = []
 
     def accept() -> None:
@@ -559,8 +580,9 @@ def doors() -> Iterator[Doors]:
     for thread in threads:
         thread.start()
     try:
-        yield Doors(place / "stream.sock", place / "datagram.sock", roots, arrived)
+        yield Doors(place / "stream.sock", place / "datagram.sock", roots, queue, arrived)
     finally:
+        _LIBC.msgctl(queue, 0, None)  # IPC_RMID
         for sock in (stream, datagram):
             with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)
@@ -583,9 +605,11 @@ def test_a_sealed_bot_finds_no_other_way_out(tmp_path: Path, doors: Doors) -> No
                   bots_command([("escaping", doors.escaping())]), user=user)
 
     assert ran.returncode == 0, ran.stderr
-    assert tried(ran) == {"unix-stream": "EPERM", "unix-datagram": "EPERM",
-                          "root-file": "EACCES", "run-memory": "EACCES"}, ran
-    assert doors.arrived == []
+    said = tried(ran)
+    assert said.pop("session-keyring") != session_keyring()  # a keyring of its own
+    assert said == {"unix-stream": "EPERM", "unix-datagram": "EPERM", "unix-raw-pair": "EPERM",
+                    "ipc-queue": "EINVAL", "root-file": "EACCES", "run-memory": "EACCES"}, ran
+    assert doors.arrived == [] and doors.queued() == 0
 
 
 def test_sealed_by_root_the_bot_is_the_user_it_is_given(tmp_path: Path, doors: Doors) -> None:
@@ -599,10 +623,13 @@ def test_sealed_by_root_the_bot_is_the_user_it_is_given(tmp_path: Path, doors: D
         uid = bot.uid
 
     assert ran.returncode == 0, ran.stderr
-    assert tried(ran) == {"unix-stream": "EPERM", "unix-datagram": "EPERM",
-                          "root-file": "EACCES", "run-memory": "EACCES"}, ran
+    said = tried(ran)
+    assert said.pop("session-keyring") != session_keyring()  # a keyring of its own
+    assert said == {"unix-stream": "EPERM", "unix-datagram": "EPERM", "unix-raw-pair": "EPERM",
+                    "ipc-queue": "EINVAL", "root-file": "EACCES", "run-memory": "EACCES"}, ran
     assert ran.bots["ids"]["err"].split() == ["0", str(uid), "1"]
     assert doors.roots.read_text() == "root's\n" and doors.arrived == []
+    assert doors.queued() == 0
 
 
 def test_sealed_by_root_without_a_user_the_bot_is_sudo_s_caller_or_not_run(

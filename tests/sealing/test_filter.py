@@ -43,6 +43,17 @@ attempt("pair-seqpacket", lambda: socket.socketpair(socket.AF_UNIX, socket.SOCK_
 attempt("pair-datagram", lambda: socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM))
 attempt("pair-datagram-flags", lambda: socket.socketpair(
     socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC | socket.SOCK_NONBLOCK))
+attempt("pair-raw", lambda: socket.socketpair(socket.AF_UNIX, socket.SOCK_RAW))
+import fcntl, termios
+controller, terminal = os.openpty()
+attempt("tiocsti", lambda: fcntl.ioctl(terminal, termios.TIOCSTI, b"x"))
+# The same request with high bits set, which the kernel ignores (it reads 32 bits).
+attempt("tiocsti-high-bits", raw(16 if sys.argv[1] == "x86_64" else 29, terminal,
+                                 ctypes.c_ulong(0x1_0000_0000 | termios.TIOCSTI),
+                                 ctypes.c_char_p(b"x")))
+attempt("tioclinux", raw(16 if sys.argv[1] == "x86_64" else 29, terminal,
+                         ctypes.c_ulong(0x541C), ctypes.c_char_p(b"\\x06")))
+attempt("tiocgwinsz", lambda: fcntl.ioctl(terminal, termios.TIOCGWINSZ, b"\\0" * 8))
 params = ctypes.create_string_buffer(120)
 attempt("io_uring", raw(425, 8, params))
 if sys.argv[1] == "x86_64":
@@ -67,12 +78,16 @@ def test_unix_sockets_and_io_uring_are_refused_and_the_rest_is_not() -> None:
     assert said.pop("unix") == said.pop("unix-datagram") == "EPERM"
     # A datagram pair sends to any path named in sendto(): refused, flags or not.
     assert said.pop("pair-datagram") == said.pop("pair-datagram-flags") == "EPERM"
+    assert said.pop("pair-raw") == "EPERM"  # the kernel makes it a datagram pair
+    # Characters pushed into the run's terminal, read by its shell once the run ends.
+    assert said.pop("tiocsti") == said.pop("tiocsti-high-bits") == "EPERM"
+    assert said.pop("tioclinux") == "EPERM"
     assert said.pop("io_uring") == "ENOSYS"
     if platform.machine() == "x86_64":
         assert said.pop("x32-socket") == "ENOSYS"
     # The network the namespace gives, and pipes to the bot's own children, are untouched.
     assert said == {"inet": "done", "inet6-datagram": "done", "pair-stream": "done",
-                    "pair-seqpacket": "done", "pipe": "done"}
+                    "pair-seqpacket": "done", "pipe": "done", "tiocgwinsz": "done"}
 
 
 def test_a_system_call_of_another_architecture_s_table_kills_the_bot() -> None:
