@@ -1,8 +1,9 @@
 """robotsgate's mitmproxy layer: the only package that imports mitmproxy.
 
-One small part per concern, each written as a mitmproxy addon, cooperating through
-flow.metadata (robotsgate.mitm.keys) and sharing the configuration that `Runtime` holds.
-`RobotsGate` calls each hook on them in the order listed, which is the order that matters:
+One small part per concern, each written as a mitmproxy addon, cooperating through one typed
+state per flow (robotsgate.mitm.flow, where a flow's life, its invariants and the order of the
+parts are written) and sharing the configuration that `Runtime` holds. `RobotsGate` calls each
+hook on them in the order robotsgate.mitm.flow.PARTS gives:
 
 - `Runtime`     options -> Settings -> a frozen Live (robotsgate.config.assemble), pinned per flow;
                 audit log, metrics server, start-up errors, lifecycle
@@ -33,6 +34,7 @@ from robotsgate.egress.resolver import Lookup, system_lookup
 from robotsgate.mitm.capture import Capture
 from robotsgate.mitm.decision import Decide
 from robotsgate.mitm.egress import Egress
+from robotsgate.mitm.flow import PARTS
 from robotsgate.mitm.licensing import LicenseCheck
 from robotsgate.mitm.pages import PageReader
 from robotsgate.mitm.payments import Pay
@@ -61,13 +63,14 @@ class RobotsGate:
         # Injectable so that it can be driven without a network (transport: where robots.txt
         # files are fetched from; lookup: how names resolve) or real time.
         self.runtime = Runtime(clocks or Clocks(), transport, lookup)
-        self.parts = (self.runtime, Egress(self.runtime), Capture(self.runtime),
-                      Tunnels(self.runtime),
-                      Decide(self.runtime), Pay(self.runtime), Turns(self.runtime),
-                      Sign(self.runtime),
-                      Pushback(self.runtime),
-                      PageReader(self.runtime), UsageCheck(self.runtime),
-                      LicenseCheck(self.runtime))
+        made = [self.runtime, *(part(self.runtime) for part in (
+            Egress, Capture, Tunnels, Decide, Pay, Turns, Sign, Pushback, PageReader,
+            UsageCheck, LicenseCheck))]
+        by_name = {type(part).__name__: part for part in made}
+        if set(by_name) != set(PARTS):  # a part made and not placed, or placed and not made
+            raise RuntimeError(f"robotsgate.mitm.flow.PARTS names {sorted(PARTS)}; the parts "
+                               f"made are {sorted(by_name)}")
+        self.parts = tuple(by_name[name] for name in PARTS)  # in the order that matters
         self.wire(self.parts)
 
     def wire(self, parts: Sequence[object]) -> None:

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 from mitmproxy import ctx, http
 
-from robotsgate.mitm import keys
+from robotsgate.mitm.flow import state
 from robotsgate.mitm.headers import reframed
 
 AGAIN_TIMEOUT = 300.0  # seconds the second request may take, pacing waits included
@@ -69,7 +69,7 @@ class Resends:
         response = flow.response
         request = flow.request
         return response is not None and flow.error is None and \
-            flow.is_replay != "request" and not flow.metadata.get(keys.ANSWERED) and \
+            flow.is_replay != "request" and not state(flow).answered and \
             not response.stream and not request.stream and request.raw_content is not None
 
     def take_off(self, flow: http.HTTPFlow) -> None:
@@ -103,5 +103,5 @@ class Resends:
         if again.response is None:
             return again, trouble or (again.error.msg if again.error else "no answer")
         flow.response = again.response
-        flow.metadata[keys.ANSWERED] = True
+        state(flow).answered = True
         return again, None

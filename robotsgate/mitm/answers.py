@@ -10,12 +10,12 @@ from mitmproxy import http
 from robotsgate import outcomes
 from robotsgate.audit.log import AuditLog
 from robotsgate.audit.records import AuditRecord, Event, timestamp
-from robotsgate.decision.identity import AgentMap, Identity
-from robotsgate.decision.purposes import Purposes, UsageRefusal, usage_answer
+from robotsgate.decision.identity import AgentMap
+from robotsgate.decision.purposes import UsageRefusal, usage_answer
 from robotsgate.decision.verdict import Verdict
 from robotsgate.licensing.licenses import LicenseRefusal
 from robotsgate.metrics.prometheus import Metrics
-from robotsgate.mitm import keys
+from robotsgate.mitm.flow import state
 from robotsgate.outcomes import Reason
 from robotsgate.protocol import Rule
 from robotsgate.protocol.usage import Statement
@@ -42,7 +42,7 @@ def answer(flow: http.HTTPFlow, reason: Reason, body: str, extra: dict[str, str]
     if "close" in flow.request.headers.get("connection", "").lower():
         headers["Connection"] = "close"
     flow.response = http.Response.make(outcome.status, body.encode("utf-8"), headers)
-    flow.metadata[keys.ANSWERED] = True
+    state(flow).answered = True
 
 
 def answer_usage(flow: http.HTTPFlow, refusal: UsageRefusal, *, agent: str,
@@ -130,8 +130,8 @@ class Recorder:
             # The licence's element; the line is the robots.txt line that names the licence.
             group = None
             rule_text, line = licensed.cite or None, licensed.line
-        purposes: Purposes | None = keys.private(flow).get(keys.PURPOSES)
-        identity: Identity | None = keys.private(flow).get(keys.IDENTITY)
+        known = state(flow)
+        purposes, identity = known.purposes, known.identity
         user_agent = req.headers.get("user-agent")
         self._write(AuditRecord(
             ts=timestamp(self._clock()), event=event, reason=reason, status=status,

@@ -32,7 +32,7 @@ from mitmproxy.proxy.layers.http._events import RequestHeaders
 from mitmproxy.proxy.layers.http._http1 import Http1Client
 from mitmproxy.tools import cmdline
 
-from robotsgate.mitm import keys
+from robotsgate.mitm.flow import state
 
 logger = logging.getLogger(__name__)
 
@@ -448,7 +448,7 @@ def _drain_answered_bodies() -> None:
     # Plain functions handing mitmproxy the generator to run (it runs them with `yield from`):
     # a wrapping generator would be one more frame for every event of every request.
     def check_body_size(stream: HttpStream, request: bool) -> layer.CommandGenerator[bool]:
-        if request and stream.flow.metadata.get(keys.ANSWERED):
+        if request and state(stream.flow).answered:
             stream.request_body_buf.clear()
             return _returning(False)
         return original(stream, request)

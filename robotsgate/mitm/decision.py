@@ -21,7 +21,6 @@ from robotsgate import outcomes
 from robotsgate.decision.names import captured
 from robotsgate.decision.plan import Answer, Forward, Record
 from robotsgate.decision.request import Facts
-from robotsgate.mitm import keys
 from robotsgate.mitm.answers import (
     AuditUnwritable,
     Recorder,
@@ -30,6 +29,7 @@ from robotsgate.mitm.answers import (
     fail_closed,
     retry_after,
 )
+from robotsgate.mitm.flow import forget, state
 from robotsgate.mitm.headers import drop_upgrade, rebuilt, unfold
 from robotsgate.mitm.runtime import Runtime
 from robotsgate.outcomes import Reason
@@ -47,22 +47,23 @@ class Decide:
         if flow.is_replay == "request":
             # Sent again: decided again, as it is now, without what the parts wrote on it.
             self.runtime.resends.take_off(flow)
-            _forget(flow)
+            forget(flow)
         return self._decide_once(flow)  # its own coroutine, awaited by mitmproxy
 
     def request(self, flow: http.HTTPFlow) -> Awaitable[None] | None:
         # Every flow passes requestheaders first; this only catches one that did not (a flow
         # replayed by another addon, say), so that nothing leaves undecided. A plain function:
         # the decided (nearly all) cost no coroutine.
-        if flow.metadata.get(keys.DECIDED) == _THIS_PROCESS:
+        if state(flow).decided == _THIS_PROCESS:
             return None
         return self._decide_once(flow)
 
     async def _decide_once(self, flow: http.HTTPFlow) -> None:
         # A flow read back from a file says it was decided, by another process: not here.
-        if flow.metadata.get(keys.DECIDED) != _THIS_PROCESS and flow.response is None and \
+        known = state(flow)
+        if known.decided != _THIS_PROCESS and flow.response is None and \
                 flow.error is None and flow.live:
-            flow.metadata[keys.DECIDED] = _THIS_PROCESS
+            known.decided = _THIS_PROCESS
             try:
                 await self._decide(flow)
             except AuditUnwritable:
@@ -92,11 +93,10 @@ class Decide:
         facts = facts_of(flow)
         plan = await live.exchange.decide(facts)
         who = plan.who
-        private = keys.private(flow)
-        private[keys.IDENTITY] = who.identity
-        flow.metadata[keys.USER_AGENT] = who.user_agent
+        known = state(flow)
+        known.identity, known.user_agent, known.identified = who.identity, who.user_agent, True
         if who.purposes:
-            private[keys.PURPOSES] = who.purposes
+            known.purposes = who.purposes
         if facts.connected is not None and isinstance(plan, Answer):
             # Captured: its record names the host it was decided for, not the address.
             flow.request.data.host = canonical_host(facts.host)
@@ -106,32 +106,23 @@ class Decide:
             return
         _apply(flow, plan)
         verdict = plan.verdict
-        flow.metadata[keys.HOST] = plan.origin.host
-        private[keys.VERDICT] = verdict  # for the response (robotsgate.mitm.usage)
+        known.host = plan.origin.host
+        known.verdict = verdict  # for the response (robotsgate.mitm.usage, ...)
         if not plan.refused:
             runtime.metrics.forwarded(verdict.reason, verdict.wait)
         else:
-            flow.metadata[keys.REFUSED] = True  # nothing is paid for it (robotsgate.mitm.payments)
-        flow.metadata[keys.DELAY_MS] = round(verdict.wait * 1000)
+            known.refused = True  # nothing is paid for it (robotsgate.mitm.payments)
+        known.delay_ms = round(verdict.wait * 1000)
         if verdict.wait > 0 or verdict.interval > 0:
             # Held until its slot and its turn, as it leaves: robotsgate.mitm.turns.
-            flow.metadata[keys.PACED] = (runtime.clocks.monotonic() + verdict.wait,
-                                         verdict.interval)
+            known.paced = (runtime.clocks.monotonic() + verdict.wait, verdict.interval)
 
 
-# What marks a flow decided by this process (flows are saved with their metadata).
+# What marks a flow decided by this process (a flow read back from a file names another).
 _THIS_PROCESS = secrets.token_hex(8)
 # The versions whose requests carry no Host line and no framing headers: Request.is_http2 or
 # is_http3, in one test of the request's own bytes (each property is a call).
 _MULTIPLEXED = frozenset((b"HTTP/2.0", b"HTTP/3"))
-
-
-def _forget(flow: http.HTTPFlow) -> None:
-    """Everything robotsgate noted on a flow: a flow replayed goes through every decision
-    again (the fields the parts wrote on its request are taken off first: Resends.take_off)."""
-    for key in [key for key in flow.metadata
-                if key == keys.PRIVATE or key.startswith(keys.PRIVATE + ".")]:
-        del flow.metadata[key]
 
 
 def facts_of(flow: http.HTTPFlow) -> Facts:

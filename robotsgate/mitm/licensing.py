@@ -25,7 +25,6 @@ import ada_url
 from mitmproxy import http
 
 from robotsgate.audit.records import Event
-from robotsgate.decision.purposes import Purposes
 from robotsgate.decision.verdict import Verdict
 from robotsgate.escape import escaped
 from robotsgate.licensing.licenses import (
@@ -38,9 +37,9 @@ from robotsgate.licensing.licenses import (
     license_answer,
     linked,
 )
-from robotsgate.mitm import keys
 from robotsgate.mitm.again import Added
 from robotsgate.mitm.answers import AuditUnwritable, answer
+from robotsgate.mitm.flow import state
 from robotsgate.mitm.runtime import Runtime
 from robotsgate.mitm.usage import may_stream_late, origin_answer
 from robotsgate.outcomes import Reason
@@ -51,7 +50,7 @@ logger = logging.getLogger(__name__)
 
 
 def _presented(flow: http.HTTPFlow) -> bool:
-    verdict: Verdict | None = keys.private(flow).get(keys.VERDICT)
+    verdict = state(flow).verdict
     return verdict is not None and verdict.license_token is not None
 
 
@@ -70,23 +69,22 @@ class LicenseCheck:
         # A plain function: an answer to a bot without purposes, or without a Link header that
         # names an RSL licence, costs no coroutine.
         response = flow.response
-        if response is None or not keys.private(flow).get(keys.PURPOSES):
+        if response is None or not state(flow).purposes:
             return None
         urls = _linked(flow, response)
         return self._headers(flow, urls) if urls else None
 
     def response(self, flow: http.HTTPFlow) -> Awaitable[None] | None:
-        private = keys.private(flow)
-        if not private.get(keys.PURPOSES):
+        known = state(flow)
+        if not known.purposes:
             return None
         response = flow.response
         if response is not None and response.status_code == 401:
             token = self._refused_token(flow, response)
             if token is not None:
                 return self._again_licensed(flow, token)
-        if private.get(keys.LICENSE_JUDGED) is None and \
-                not flow.metadata.get(keys.LICENSE_LINKS) and \
-                not flow.metadata.get(keys.LICENSE_INLINE):
+        if known.license_refusal is None and not known.license_links and \
+                not known.license_inline:
             return None
         return self._body(flow)
 
@@ -95,7 +93,7 @@ class LicenseCheck:
         """The licence the request carried, when the origin's 401 says it would not take it
         (`WWW-Authenticate: License error="..."`), and the resend policy allows sending it
         again (robotsgate.mitm.again: once, held whole both ways)."""
-        verdict: Verdict | None = keys.private(flow).get(keys.VERDICT)
+        verdict = state(flow).verdict
         token = verdict.license_token if verdict is not None else None
         if token is None or not self.resends.may_send(flow):
             return None
@@ -116,7 +114,7 @@ class LicenseCheck:
         try:
             live.recorder.flow(
                 flow, "license", Reason.LICENSE_REFUSED, None,
-                keys.private(flow).get(keys.VERDICT), origin_status=first.status_code,
+                state(flow).verdict, origin_status=first.status_code,
                 error=f"the origin refused the licence ({escaped(said[:200])}); "
                       + ("sent again with a new one" if trouble is None else
                          f"sent again, it got no answer ({trouble}): the bot got the first"))
@@ -133,7 +131,7 @@ class LicenseCheck:
         refusal = await self._judge(flow, licensing, urls, "link-header")
         if refusal is None:
             return
-        keys.private(flow)[keys.LICENSE_JUDGED] = refusal
+        state(flow).license_refusal = refusal
         if live.settings.monitor:
             self._record(flow, refusal, response.status_code)
         elif response.stream or may_stream_late(response, live.stream_bodies):
@@ -148,10 +146,10 @@ class LicenseCheck:
         if response is None or response.stream or licensing is None or \
                 not origin_answer(flow, response):
             return
-        refusal: LicenseRefusal | None = keys.private(flow).get(keys.LICENSE_JUDGED)
+        known = state(flow)
+        refusal = known.license_refusal
         if refusal is None:
-            linked: tuple[str, ...] = tuple(flow.metadata.get(keys.LICENSE_LINKS, ()))
-            inline: tuple[str, ...] = flow.metadata.get(keys.LICENSE_INLINE, ())
+            linked, inline = tuple(known.license_links), known.license_inline
             now = time.time()
             refusal = await self._judge(
                 flow, licensing, linked, "html-link",
@@ -162,7 +160,7 @@ class LicenseCheck:
         self._record(flow, refusal, status)
         if live.settings.monitor:
             return
-        verdict: Verdict = keys.private(flow)[keys.VERDICT]
+        verdict = _verdict(flow)
         text, headers = license_answer(refusal, agent=verdict.agent,
                                        robots_url=verdict.robots_url, withheld=status)
         if refusal.kind == "unavailable":
@@ -173,9 +171,10 @@ class LicenseCheck:
                      source: LicenseSource,
                      given: tuple[tuple[License, LicenseDocument], ...] = ()
                      ) -> LicenseRefusal | None:
-        purposes: Purposes = keys.private(flow)[keys.PURPOSES]
+        purposes = state(flow).purposes
+        assert purposes is not None  # only a bot that declared purposes is judged
         named, unread = linked(urls, source)
-        verdict: Verdict = keys.private(flow)[keys.VERDICT]
+        verdict = _verdict(flow)
         found = await licensing.judge(named, [flow.request.url], purposes,
                                       site=verdict.robots_url.removesuffix("/robots.txt"),
                                       unread=unread, given=given)
@@ -185,13 +184,14 @@ class LicenseCheck:
 
     def _record(self, flow: http.HTTPFlow, refusal: LicenseRefusal, origin_status: int) -> None:
         """Once per answer: on its headers, or on its body."""
-        if flow.metadata.get(keys.LICENSE_RECORDED):
+        known = state(flow)
+        if known.license_recorded:
             return
-        flow.metadata[keys.LICENSE_RECORDED] = True
+        known.license_recorded = True
         live = self.runtime.of(flow)
         # Never "block": the request did reach the origin; its answer is what is withheld.
         event: Event = "would-block" if live.settings.monitor else "withheld"
-        verdict: Verdict = keys.private(flow)[keys.VERDICT]
+        verdict = _verdict(flow)
         reason = REASONS[refusal.kind]
         try:
             live.recorder.flow(flow, event, reason, 503 if refusal.kind == "unavailable" else 403,
@@ -218,3 +218,10 @@ def _linked(flow: http.HTTPFlow, response: http.Response) -> tuple[str, ...]:
             except ValueError:
                 continue  # no URL: nothing to fetch
     return tuple(found)
+
+
+def _verdict(flow: http.HTTPFlow) -> Verdict:
+    """The verdict of a flow that left (invariant 4 of robotsgate/mitm/flow.py)."""
+    verdict = state(flow).verdict
+    assert verdict is not None
+    return verdict

@@ -8,8 +8,8 @@ import logging
 from mitmproxy import http
 
 from robotsgate import outcomes
-from robotsgate.mitm import keys
 from robotsgate.mitm.answers import AuditUnwritable, answer, retry_after
+from robotsgate.mitm.flow import state
 from robotsgate.mitm.headers import ResponseHeaders, set_headers
 from robotsgate.mitm.runtime import Live, Runtime
 from robotsgate.outcomes import Reason
@@ -26,7 +26,7 @@ class PageReader:
         """Trouble here never breaks a response: it goes through as it came, and the trouble is
         logged."""
         response, req = flow.response, flow.request
-        if response is None or flow.error is not None or flow.metadata.get(keys.ANSWERED):
+        if response is None or flow.error is not None or state(flow).answered:
             return
         status = response.status_code
         if status == 101:
@@ -65,20 +65,20 @@ class PageReader:
             logger.warning("robotsgate: %s not read (%s): passed on unchanged", req.pretty_url,
                            result.unread)
             return
+        known = state(flow)
         if result.signals.tdm_reservation is not None:
             # "1" or "0", for robotsgate.mitm.usage: either supersedes the header's.
-            flow.metadata[keys.TDM_META] = result.signals.tdm_reservation
+            known.tdm_meta = result.signals.tdm_reservation
         if result.signals.tdm_policy:
-            flow.metadata[keys.TDM_POLICY] = result.signals.tdm_policy  # for the audit
+            known.tdm_policy = result.signals.tdm_policy  # for the audit
         if result.signals.no_ai:
-            flow.metadata[keys.NO_AI] = result.signals.no_ai  # for robotsgate.mitm.usage
-        if (result.signals.licenses or result.signals.inline_licenses) and \
-                keys.private(flow).get(keys.PURPOSES):
+            known.no_ai = result.signals.no_ai  # for robotsgate.mitm.usage
+        if (result.signals.licenses or result.signals.inline_licenses) and known.purposes:
             # For robotsgate.mitm.licensing: judged for the bot's purposes.
             if result.signals.licenses:
-                flow.metadata[keys.LICENSE_LINKS] = page_licenses(result.signals, req.url)
+                known.license_links = page_licenses(result.signals, req.url)
             if result.signals.inline_licenses:
-                flow.metadata[keys.LICENSE_INLINE] = result.signals.inline_licenses
+                known.license_inline = result.signals.inline_licenses
         # The origin's own X-Robots-Tag headers are replaced: the one value carries everything
         # they said for this agent, together with the page's META and nothing for other agents.
         set_headers(response.headers, [(b"X-Robots-Tag", result.x_robots_tag.encode(
@@ -95,25 +95,25 @@ class PageReader:
         with contextlib.suppress(AuditUnwritable):  # already failing closed
             self.runtime.of(flow).recorder.flow(
                 flow, "withheld", reason, outcome.status,
-                keys.private(flow).get(keys.VERDICT), error=error, origin_status=status)
+                state(flow).verdict, error=error, origin_status=status)
 
 
 def _must_read(flow: http.HTTPFlow, live: Live) -> bool:
     """Strip mode, or a bot whose purposes a TDM reservation in this page may refuse: a page
     whose reading is not known is not sent (fail closed)."""
-    return live.settings.strip or bool(keys.private(flow).get(keys.PURPOSES))
+    return live.settings.strip or bool(state(flow).purposes)
 
 
 def page_agent(flow: http.HTTPFlow, live: Live) -> str | None:
     """The product token a page's signals are read for: the one the request was decided for,
     or robots_agent's."""
-    identity = keys.private(flow).get(keys.IDENTITY)
+    identity = state(flow).identity
     return identity.token if identity else live.settings.agent or None
 
 
 def page_user_agent(flow: http.HTTPFlow) -> str | None:
     """The request's User-Agent as it was decided on."""
-    if keys.USER_AGENT in flow.metadata:
-        user_agent: str | None = flow.metadata[keys.USER_AGENT]
-        return user_agent
+    known = state(flow)
+    if known.identified:
+        return known.user_agent
     return flow.request.headers.get("user-agent")

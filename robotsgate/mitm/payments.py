@@ -42,10 +42,9 @@ from mitmproxy import http
 
 from robotsgate import outcomes
 from robotsgate.audit.records import Event, timestamp
-from robotsgate.decision.verdict import Verdict
 from robotsgate.escape import escaped
-from robotsgate.mitm import keys
 from robotsgate.mitm.answers import AuditUnwritable, answer
+from robotsgate.mitm.flow import state
 from robotsgate.mitm.runtime import Live, Runtime
 from robotsgate.outcomes import Reason
 from robotsgate.payments.spending import (
@@ -98,8 +97,9 @@ class Pay:
         paying = self.resends.note(flow, _Paying)
         if paying is not None:
             return self._settle(flow, response, paying)
-        if response.status_code != 402 or keys.VERDICT not in keys.private(flow) or \
-                flow.metadata.get(keys.REFUSED) or not self.resends.may_send(flow):
+        known = state(flow)
+        if response.status_code != 402 or known.verdict is None or known.refused or \
+                not self.resends.may_send(flow):
             # Never paid: one monitor mode forwards though refused, or one the resend policy
             # would not send again (robotsgate.mitm.again: the proxy's own answer, a copy, a
             # body streamed: a 402 already streaming to the bot cannot be replaced by the paid
@@ -125,12 +125,12 @@ class Pay:
             why = "this proxy pays nothing (robots_max_price is not set)"
         elif price.currency != limit.currency or price > limit:
             why = f"it asks {price}, more than robots_max_price ({limit})"
-        elif flow.metadata.get(keys.SIGNED) is not True:
+        elif state(flow).signed is not True:
             why = "a paid request must be signed (Web Bot Auth: robots_signature_agent)"
         if why is not None or price is None:
             self._refuse(flow, live, Reason.PRICE_REFUSED, why=why, price=asked)
             return
-        identity = keys.private(flow).get(keys.IDENTITY)
+        identity = state(flow).identity
         # The bot as the proxy names it (robots_agents, proxy-auth, robots_agent, else its
         # User-Agent's product token), never the group a site's robots.txt happened to match.
         bot = bot_of(identity.token if identity is not None else None,
@@ -208,7 +208,7 @@ class Pay:
                 price: str | None = None, x402: str | None = None,
                 bot: str | None = None) -> None:
         """The origin's 402 withheld: the proxy's own 402, saying why it did not pay."""
-        verdict: Verdict = keys.private(flow)[keys.VERDICT]
+        verdict = state(flow).verdict
         self._record(flow, live, "would-block" if live.settings.monitor else "withheld",
                      reason, 402, price=price, x402=x402, origin_status=402, error=why, bot=bot)
         if live.settings.monitor:
@@ -223,7 +223,7 @@ class Pay:
                 origin_status: int | None = None, error: str | None = None,
                 charged_as_written: str | None = None, bot: str | None = None) -> None:
         try:
-            live.recorder.flow(flow, event, reason, status, keys.private(flow).get(keys.VERDICT),
+            live.recorder.flow(flow, event, reason, status, state(flow).verdict,
                                price=price, x402=x402, origin_status=origin_status, error=error,
                                charged_as_written=charged_as_written, bot=bot)
         except AuditUnwritable:

@@ -6,7 +6,7 @@ from collections.abc import Awaitable
 
 from mitmproxy import http
 
-from robotsgate.mitm import keys
+from robotsgate.mitm.flow import state
 from robotsgate.mitm.headers import set_headers
 from robotsgate.mitm.runtime import Runtime
 from robotsgate.origin import Origin
@@ -24,19 +24,20 @@ class Pushback:
 
     def response(self, flow: http.HTTPFlow) -> Awaitable[object] | None:
         response = flow.response
-        if response is None or flow.error is not None or flow.metadata.get(keys.ANSWERED):
+        known = state(flow)
+        if response is None or flow.error is not None or known.answered:
             return None
         status = response.status_code
         if status == 101:
             return None
-        delay = flow.metadata.get(keys.DELAY_MS)
+        delay = known.delay_ms
         if delay is not None:
             # The origin cannot set it for us: any header of that name it sent goes.
             headers = response.headers
             set_headers(headers, [(b"X-Robotsgate-Delay-Ms", str(delay).encode())],
                         replace=b"\n".join(
                             [name for name, _ in headers.fields]).lower().find(_DELAY_MS) >= 0)
-        host = flow.metadata.get(keys.HOST) or \
+        host = known.host or \
             Origin.of(flow.request.scheme, flow.request.host, flow.request.port).host
         politeness = self.runtime.of(flow).services.politeness
         if status in (429, 503):

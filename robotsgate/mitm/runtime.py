@@ -40,9 +40,10 @@ from robotsgate.egress.policy import Socket
 from robotsgate.egress.resolver import Lookup, Resolver, system_lookup
 from robotsgate.metrics import status
 from robotsgate.metrics.prometheus import Metrics, MetricsServer
-from robotsgate.mitm import compat, keys
+from robotsgate.mitm import compat
 from robotsgate.mitm.again import Resends
 from robotsgate.mitm.answers import AuditSink, Recorder
+from robotsgate.mitm.flow import state
 from robotsgate.pages import Pages
 from robotsgate.payments.spending import MemoryLedger
 from robotsgate.signing.directory import DIRECTORY_PATH, Published
@@ -138,16 +139,16 @@ class Runtime:
 
     def of(self, flow: http.HTTPFlow) -> Live:
         """The configuration this flow is decided with: the one in force at its first hook."""
-        private = flow.metadata.get(keys.PRIVATE)  # keys.private(), but asked several times
-        live = private.get(keys.LIVE) if private is not None else None  # per request: no call
+        known = state(flow)
+        live: Live | None = known.live
         if live is None:
-            live = keys.private(flow)[keys.LIVE] = self.live
+            live = known.live = self.live
         return live
 
     def recorder_of(self, flow: http.HTTPFlow) -> Recorder | None:
         """For a request that fails closed: the recorder of its configuration, or of the one
         in force, if there is any."""
-        live = keys.private(flow).get(keys.LIVE) or self._live
+        live = state(flow).live or self._live
         return live.recorder if live is not None else None
 
     # What tests and tools look at: the parts of the configuration in force.

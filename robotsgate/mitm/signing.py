@@ -24,9 +24,9 @@ from collections.abc import Awaitable
 from mitmproxy import http
 
 from robotsgate import outcomes
-from robotsgate.mitm import keys
 from robotsgate.mitm.again import Added
 from robotsgate.mitm.answers import AuditUnwritable, answer, fail_closed, retry_after
+from robotsgate.mitm.flow import state
 from robotsgate.mitm.runtime import Runtime
 from robotsgate.mitm.turns import streams_now
 from robotsgate.outcomes import Reason
@@ -38,7 +38,7 @@ logger = logging.getLogger(__name__)
 
 # What the signer writes: taken off a request sent again, which is signed afresh (or not).
 ADDED = Added(frozenset((b"signature", b"signature-input", b"signature-agent")),
-              lambda flow: flow.metadata.get(keys.SIGNED) is True)
+              lambda flow: state(flow).signed is True)
 
 
 class Sign:
@@ -48,7 +48,7 @@ class Sign:
         self.resends.declare(ADDED)      # has what it asked for as its note (Wanted)
 
     def requestheaders(self, flow: http.HTTPFlow) -> None:
-        live = self.runtime.of(flow) if keys.HOST in flow.metadata else None
+        live = self.runtime.of(flow) if state(flow).host is not None else None
         if live is not None and live.signer is not None and \
                 streams_now(flow, live.stream_bodies):
             self._sign(flow)  # its headers may go before its request hook, its body following
@@ -57,13 +57,13 @@ class Sign:
         self._sign(flow)
 
     def _sign(self, flow: http.HTTPFlow) -> None:
-        if flow.response is not None or keys.HOST not in flow.metadata or \
-                keys.SIGNED in flow.metadata:
+        known = state(flow)
+        if flow.response is not None or known.host is None or known.signed is not None:
             return  # answered by the proxy, never decided to leave, or signed already
         signer = self.runtime.of(flow).signer
         if signer is None:
             return
-        flow.metadata[keys.SIGNED] = False
+        known.signed = False
         try:
             self._signed(flow, signer)
         except AuditUnwritable:
@@ -85,7 +85,7 @@ class Sign:
         if messages.bot_signed(headers.fields):
             self.runtime.of(flow).recorder.flow(
                 flow, "signature", Reason.BOT_SIGNED, None,
-                keys.private(flow).get(keys.VERDICT),
+                state(flow).verdict,
                 signature=request.headers.get("signature-input"))
             return
         wanted = self.resends.note(flow, Wanted)
@@ -98,7 +98,7 @@ class Sign:
             return  # signed only when an origin asks
         if fields is None:
             return
-        flow.metadata[keys.SIGNED] = True  # the fields are the proxy's (a replay drops them)
+        state(flow).signed = True  # the fields are the proxy's (a copy has them taken off)
         headers.fields = (*headers.fields, *fields)
 
     def response(self, flow: http.HTTPFlow) -> Awaitable[None] | None:
@@ -112,14 +112,14 @@ class Sign:
         sent once, held whole both ways)."""
         response = flow.response
         if response is None or response.status_code not in (401, 403) or \
-                keys.HOST not in flow.metadata or \
+                state(flow).host is None or \
                 "accept-signature" not in response.headers or not self.resends.may_send(flow):
             return None
         signer = self.runtime.of(flow).signer
         request = flow.request
         if signer is None or request.scheme != "https":
             return None
-        signed = flow.metadata.get(keys.SIGNED) is True
+        signed = state(flow).signed is True
         if not signed and (messages.bot_signed(request.data.headers.fields) or
                            signer.mode(lambda: _tokens(flow)) is None):
             return None  # the bot's own signature (its business), or a bot that never signs
@@ -135,7 +135,7 @@ class Sign:
         again, trouble = await self.resends.send(flow, wanted)
         self.runtime.of(flow).recorder.flow(
             flow, "signature", Reason.SIGNATURE_ASKED, None,
-            keys.private(flow).get(keys.VERDICT), origin_status=first.status_code,
+            state(flow).verdict, origin_status=first.status_code,
             signature=again.request.headers.get("signature-input"),
             error=None if trouble is None else
             f"sent again, it got no answer ({trouble}): the bot got the first")
@@ -157,6 +157,6 @@ def _message(flow: http.HTTPFlow) -> Message:
 def _tokens(flow: http.HTTPFlow) -> tuple[str, ...]:
     """The bot's product token as robots_agents, a proxy-auth user or robots_agent named it:
     a User-Agent, which any client may write, names no bot to sign for."""
-    identity = keys.private(flow).get(keys.IDENTITY)
+    identity = state(flow).identity
     return (identity.token,) if identity is not None and identity.token and \
         identity.source != "user-agent" else ()

@@ -17,7 +17,7 @@ from typing import Any
 
 from mitmproxy import http
 
-from robotsgate.mitm import keys
+from robotsgate.mitm.flow import state
 
 _TALLIED = "robotsgate.tallied"  # the flow was counted (an error may follow its response)
 
@@ -49,7 +49,8 @@ class Counting:
     def _count(self, flow: http.HTTPFlow) -> None:
         if flow.metadata.get(_TALLIED):
             return
-        answered = bool(flow.metadata.get(keys.ANSWERED))
+        known = state(flow)
+        answered = known.answered
         if flow.request.method == "CONNECT" and not answered:
             return  # a tunnel: what goes through it is counted request by request
         flow.metadata[_TALLIED] = True
@@ -63,9 +64,9 @@ class Counting:
             host.failed += 1
         else:
             host.forwarded += 1
-            if flow.metadata.get(keys.DELAY_MS):
+            if known.delay_ms:
                 host.delayed += 1
-            if flow.metadata.get(keys.REFUSED):
+            if known.refused:
                 host.would_refuse += 1
 
     def done(self) -> None:

@@ -23,7 +23,7 @@ from mitmproxy.proxy.mode_specs import TunMode
 from robotsgate import outcomes
 from robotsgate.audit.records import Event
 from robotsgate.egress.policy import Refused
-from robotsgate.mitm import compat, keys
+from robotsgate.mitm import compat
 from robotsgate.mitm.answers import (
     AuditUnwritable,
     Recorder,
@@ -32,6 +32,7 @@ from robotsgate.mitm.answers import (
     peer,
     retry_after,
 )
+from robotsgate.mitm.flow import state
 from robotsgate.mitm.runtime import NotConfigured, Runtime
 from robotsgate.origin import Origin
 from robotsgate.outcomes import Reason
@@ -66,7 +67,7 @@ class Tunnels:
         try:
             live = self.runtime.of(flow)
             services, recorder = live.services, live.recorder
-            identity = keys.private(flow)[keys.IDENTITY] = live.identify(flow)
+            identity = state(flow).identity = live.identify(flow)
             scheme = "http" if req.port == 80 else "https"
             origin = Origin.of(scheme, req.host, req.port)
             if "%" in origin.host:
@@ -156,7 +157,7 @@ class Tunnels:
         raw pipe from then on. The connection is closed instead, before the 101 reaches the
         client."""
         if flow.response is None or flow.response.status_code != 101 or \
-                flow.websocket is not None or flow.metadata.get(keys.ANSWERED):
+                flow.websocket is not None or state(flow).answered:
             return
         live = self.runtime.of(flow)
         recorder = live.recorder

@@ -12,8 +12,9 @@ from typing import Any
 
 from mitmproxy import http
 
-from robotsgate.mitm import compat, keys
+from robotsgate.mitm import compat
 from robotsgate.mitm.answers import fail_closed
+from robotsgate.mitm.flow import state
 from robotsgate.mitm.runtime import Runtime
 from robotsgate.origin import Origin
 from robotsgate.outcomes import Reason
@@ -34,21 +35,23 @@ class Turns:
     # Plain functions that hand mitmproxy a coroutine only for a paced request: most requests
     # are not, and cost no coroutine here.
     def requestheaders(self, flow: http.HTTPFlow) -> Awaitable[None] | None:
-        if keys.PACED in flow.metadata and flow.response is None and self._streams_now(flow):
+        if state(flow).paced is not None and flow.response is None and \
+                self._streams_now(flow):
             return self._take_turn(flow, streamed=True)
         return None
 
     def request(self, flow: http.HTTPFlow) -> Awaitable[None] | None:
-        if keys.PACED in flow.metadata and flow.response is None:
+        if state(flow).paced is not None and flow.response is None:
             return self._take_turn(flow)
         return None
 
     async def _take_turn(self, flow: http.HTTPFlow, *, streamed: bool = False) -> None:
-        paced = flow.metadata.pop(keys.PACED, None)
-        if paced is None:
+        known = state(flow)
+        paced, host = known.paced, known.host
+        known.paced = None
+        if paced is None or host is None:
             return
         start, interval = paced
-        host = flow.metadata[keys.HOST]
         held = self.runtime.held  # what the status line says is waiting
         held.arrive(host)
         try:
@@ -83,11 +86,12 @@ class Turns:
         return streams_now(flow, self.runtime.of(flow).stream_bodies)
 
     def responseheaders(self, flow: http.HTTPFlow) -> None:
-        if keys.HOST in flow.metadata:
+        host = state(flow).host
+        if host is not None:
             # On an HTTP/2 or HTTP/3 connection the stream may have been queued behind others
             # (the origin's limit of concurrent streams): it left by now, maybe not before.
             self.runtime.of(flow).services.politeness.settled(
-                flow.metadata[keys.HOST], flow.id, queued=flow.server_conn.alpn in _MULTIPLEXED)
+                host, flow.id, queued=flow.server_conn.alpn in _MULTIPLEXED)
 
     def error(self, flow: http.HTTPFlow) -> None:
         self.responseheaders(flow)

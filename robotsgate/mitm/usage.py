@@ -28,8 +28,8 @@ from robotsgate.decision.purposes import Purposes, UsageRefusal
 from robotsgate.decision.stated import MAX_PREFERENCE, Stated, no_ai_of
 from robotsgate.decision.stated import answer_usage as judged_usage
 from robotsgate.decision.verdict import Verdict
-from robotsgate.mitm import keys
 from robotsgate.mitm.answers import AuditUnwritable, answer_usage
+from robotsgate.mitm.flow import FlowState, state
 from robotsgate.mitm.pages import page_agent, page_user_agent
 from robotsgate.mitm.runtime import Runtime
 from robotsgate.outcomes import Reason
@@ -58,16 +58,16 @@ class UsageCheck:
         stated = Stated.of(response.headers.fields)
         if stated.ours:
             del response.headers[HEADER]  # the origin cannot speak for robotsgate
-        private = keys.private(flow)
-        private[keys.USAGE_STATED] = stated
+        known = state(flow)
+        known.usage_stated = stated
         usage, refusal = self._usage(flow, stated)
-        private[keys.USAGE_JUDGED] = refusal
+        known.usage_judged, known.usage_refusal = True, refusal
         _say(flow, usage)
         if refusal is None:
             return
         live = self.runtime.of(flow)
         if response.stream or may_stream_late(response, live.stream_bodies):
-            self._record(flow, private[keys.VERDICT], refusal, response.status_code)
+            self._record(flow, _verdict(known), refusal, response.status_code)
             if not live.settings.monitor:
                 flow.kill()  # a refusal: the body must not reach the bot
         # Otherwise decided at `response`, once the body is in (the page's META may yet
@@ -77,24 +77,23 @@ class UsageCheck:
         response = flow.response
         if response is None or response.stream or not origin_answer(flow, response):
             return
-        tdm_meta: str | None = flow.metadata.get(keys.TDM_META)
-        no_ai_meta: tuple[str, ...] = flow.metadata.get(keys.NO_AI, ())
-        private = keys.private(flow)
-        if keys.USAGE_JUDGED in private and not tdm_meta and not no_ai_meta:
+        known = state(flow)
+        tdm_meta, no_ai_meta = known.tdm_meta, known.no_ai
+        if known.usage_judged and not tdm_meta and not no_ai_meta:
             # Nothing said since the headers (the usual case): their judgement stands, and
             # X-Robotsgate-Usage is set already.
-            refusal = private[keys.USAGE_JUDGED]
+            refusal = known.usage_refusal
             if refusal is None:
                 return
             usage = None
         else:
-            stated = private.get(keys.USAGE_STATED) or _stated(response)
+            stated = known.usage_stated or _stated(response)
             usage, refusal = self._usage(flow, stated, tdm_meta=tdm_meta, no_ai_meta=no_ai_meta)
             if refusal is None:
                 _say(flow, usage)
                 return
         status = response.status_code
-        verdict: Verdict = private[keys.VERDICT]
+        verdict = _verdict(known)
         self._record(flow, verdict, refusal, status)
         if self.runtime.of(flow).settings.monitor:
             if usage is not None:
@@ -105,9 +104,9 @@ class UsageCheck:
 
     def _usage(self, flow: http.HTTPFlow, stated: Stated, *, tdm_meta: str | None = None,
                no_ai_meta: tuple[str, ...] = ()) -> tuple[Usage, UsageRefusal | None]:
-        private = keys.private(flow)
-        purposes: Purposes = private.get(keys.PURPOSES, NO_PURPOSES)
-        verdict: Verdict = private[keys.VERDICT]
+        known = state(flow)
+        purposes: Purposes = known.purposes or NO_PURPOSES
+        verdict = _verdict(known)
         if not (purposes or verdict.usage or verdict.tdm or stated.lines or stated.tdm or
                 stated.robots_tags or tdm_meta or no_ai_meta):
             return NO_USAGE, None  # nothing known, nothing declared: most answers
@@ -118,7 +117,7 @@ class UsageCheck:
             no_ai_header = no_ai_of(stated.robots_tags, names)
         return judged_usage(
             verdict.usage, stated, purposes, tdm_file=verdict.tdm, tdm_meta=tdm_meta,
-            meta_policy=flow.metadata.get(keys.TDM_POLICY), no_ai_header=no_ai_header,
+            meta_policy=known.tdm_policy, no_ai_header=no_ai_header,
             no_ai_meta=no_ai_meta, unknown_refused=live.settings.usage_unknown == "refuse")
 
     def _record(self, flow: http.HTTPFlow, verdict: Verdict, refusal: UsageRefusal,
@@ -126,10 +125,10 @@ class UsageCheck:
         """Once per request: refused at the request (monitor mode forwards it), or on the
         answer's headers, or on its body."""
         recorder = self.runtime.of(flow).recorder
-        if verdict.usage_refusal is not None or \
-                flow.metadata.get(keys.USAGE_RECORDED):
+        known = state(flow)
+        if verdict.usage_refusal is not None or known.usage_recorded:
             return
-        flow.metadata[keys.USAGE_RECORDED] = True
+        known.usage_recorded = True
         # Never "block": the request did reach the origin; its answer is what is withheld.
         event: Event = "would-block" if self.runtime.of(flow).settings.monitor else "withheld"
         # A TDMRep statement carries its tdm-policy: the rights holder's terms.
@@ -155,8 +154,9 @@ def _stated(response: http.Response) -> Stated:
 
 def origin_answer(flow: http.HTTPFlow, response: http.Response) -> bool:
     """Whether the response is the origin's answer to a decided request."""
-    return not (flow.metadata.get(keys.ANSWERED) or flow.error is not None or
-                response.status_code == 101 or keys.VERDICT not in keys.private(flow))
+    known = state(flow)
+    return not (known.answered or flow.error is not None or
+                response.status_code == 101 or known.verdict is None)
 
 
 def may_stream_late(response: http.Response, stream_bodies: bool) -> bool:
@@ -173,3 +173,10 @@ def _say(flow: http.HTTPFlow, usage: Usage) -> None:
     assert response is not None
     if usage and flow.request.method != "HEAD" and response.status_code not in (204, 304):
         response.headers[HEADER] = usage.render()
+
+
+def _verdict(known: FlowState) -> Verdict:
+    """The verdict of a flow that left (origin_answer said so: invariant 4 of mitm/flow.py)."""
+    verdict = known.verdict
+    assert verdict is not None
+    return verdict

@@ -19,7 +19,7 @@ from support.driver import Driven, driven
 from support.origins import Origins
 
 from robotsgate.config.assemble import Clocks, Upstream
-from robotsgate.mitm import keys
+from robotsgate.mitm.flow import KEY, state
 
 ROBOTS = b"# test\nUser-agent: *\nDisallow: /private\nAllow: /private/ok\n"
 
@@ -336,7 +336,7 @@ async def test_with_streamed_bodies_a_request_that_may_stream_takes_its_turn_fir
     await addon.requestheaders(second)
     # Its turn taken before its body, and then it leaves at once, the body following; or its
     # turn left for the request hook, the body read whole first.
-    assert (keys.PACED not in second.metadata) is at_headers
+    assert (state(second).paced is None) is at_headers
     assert second.request.stream is at_headers
 
 
@@ -439,7 +439,7 @@ def test_a_flow_copied_by_mitmproxy_keeps_its_configuration(gate) -> None:
     addon, _ = gate
     f = flow("http://example.com/page")
     live = addon.runtime.of(f)
-    assert keys.private(f.copy())[keys.LIVE] is live
+    assert state(f.copy()).live is live
 
 
 async def test_a_replayed_flow_is_decided_again(gate):
@@ -456,7 +456,7 @@ async def test_a_replayed_flow_is_decided_again(gate):
 async def test_a_flow_read_back_from_a_file_is_decided_here(gate):
     addon, _ = gate
     f = flow("http://example.com/private/x")
-    f.metadata[keys.DECIDED] = "another-process"  # as saved by another proxy (mitmdump -w)
+    f.metadata[KEY] = {"decided": "another-process"}  # as saved by another proxy (-w)
     await addon.request_only(f)
     assert f.response is not None and f.response.status_code == 403
 

@@ -16,6 +16,7 @@ from support.clock import FakeClock
 from support.driver import Driven, driven
 
 from robotsgate.config.assemble import Clocks
+from robotsgate.mitm.flow import state
 from robotsgate.pages import PageConfig, Pages, url_key
 
 UA = "MyBot/1.0 (+http://bot.example/)"
@@ -79,7 +80,7 @@ async def fetch(addon: Driven, url: str, *, referer: str | None = None, user_age
 
 def answered(f: http.HTTPFlow) -> int | None:
     """The status the proxy answered itself, or None when the request went to the origin."""
-    return f.response.status_code if f.metadata.get("robotsgate.answered") else None
+    return f.response.status_code if state(f).answered else None
 
 
 # -- nofollow enforcement --------------------------------------------------------------------------

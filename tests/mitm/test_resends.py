@@ -9,8 +9,8 @@ from support.driver import driven
 from support.origins import Origins
 
 from robotsgate.config.assemble import Clocks
-from robotsgate.mitm import keys
 from robotsgate.mitm.again import Added, Resends
+from robotsgate.mitm.flow import state
 from robotsgate.mitm.payments import Pay
 from robotsgate.signing.messages import Wanted
 
@@ -39,7 +39,7 @@ def _copy(flow: http.HTTPFlow) -> None:
 
 
 def _answered(flow: http.HTTPFlow) -> None:
-    flow.metadata[keys.ANSWERED] = True
+    state(flow).answered = True
 
 
 def _response_streamed(flow: http.HTTPFlow) -> None:
@@ -108,8 +108,8 @@ def test_a_402_already_streaming_to_the_bot_is_not_paid() -> None:
                 transport=httpx.MockTransport(origins), robots_max_price="USD 1") as addon:
         [pay] = [part for part in addon.root.parts if isinstance(part, Pay)]
         flow = answered(402, crawler_price="USD 0.01")
-        keys.private(flow)[keys.VERDICT] = object()  # decided to leave
-        flow.metadata[keys.SIGNED] = True
+        state(flow).verdict = object()  # type: ignore[assignment]  # decided to leave
+        state(flow).signed = True
         streaming = flow.copy()
         assert streaming.response is not None
         streaming.response.stream = True

@@ -10,8 +10,8 @@ from mitmproxy import http
 from mitmproxy.test import tflow
 
 from robotsgate.cli.run import RunError, RunOptions, _setting, bot_user
-from robotsgate.mitm import keys
 from robotsgate.mitm.answers import answer
+from robotsgate.mitm.flow import state
 from robotsgate.mitm.tally import Counting
 from robotsgate.outcomes import Reason
 from robotsgate.sealing import summary
@@ -115,7 +115,7 @@ def test_the_proxy_counts_each_request_once_by_what_became_of_it(tmp_path: Path)
     tally = Counting(tmp_path / "tally.json")
     forwarded = tflow.tflow(resp=True)
     delayed = tflow.tflow(resp=True)
-    delayed.metadata[keys.DELAY_MS] = 1500
+    state(delayed).delay_ms = 1500
     refused = tflow.tflow()
     answer(refused, Reason.DISALLOWED, "no")
     failed = tflow.tflow(err=True)

@@ -31,7 +31,7 @@ from support.origins import Origins, ok
 from support.relay import Relay
 
 from robotsgate.decision.gate import Gate
-from robotsgate.mitm import keys
+from robotsgate.mitm.flow import state
 from robotsgate.rules_cache import RulesCache
 from robotsgate.state.departures import Departures
 from robotsgate.state.fleet import Fleet, SharedStateUnavailable
@@ -1001,7 +1001,7 @@ async def test_the_proxy_refuses_a_request_whose_turn_finds_redis_gone(private_r
         flow = tflow.tflow()
         flow.request.url = "http://a.example/page"
         await addon.requestheaders(flow)  # decided, and its slot claimed in Redis
-        assert flow.response is None and keys.PACED in flow.metadata
+        assert flow.response is None and state(flow).paced is not None
         private_redis.stop()
         await addon.request_only(flow)  # its turn
         assert flow.response is not None and flow.response.status_code == 503
