@@ -6,7 +6,7 @@ When. Only a request that could be refused for its use asks: a bot that declared
 robots.txt and its usage preferences allow. Every other request costs nothing here.
 
 Fetched like robots.txt, by the same fetcher: the egress policy on every address dialled
-(redirects included), its timeouts, a size cap (rsl.MAX_BYTES; a longer document is not read).
+(redirects included), its timeouts, a size cap (rsl_parse.MAX_BYTES; a longer document is not read).
 
 Bounded per site, since a site chooses which host its licences are fetched from (a third party
 included): robots.txt's first rsl.MAX_LICENSES (16) distinct documents are read, an answer's
@@ -79,18 +79,15 @@ from robotsgate.escape import escaped
 from robotsgate.licensing.servers import Credentials, server_key
 from robotsgate.outcomes import Reason
 from robotsgate.protocol.rsl import (
-    MAX_BYTES,
     MAX_LICENSES,
-    Grant,
     License,
     LicenseSource,
     RslDocument,
-    Ruling,
     Terms,
     Unread,
-    evaluate,
-    read_rsl,
 )
+from robotsgate.protocol.rsl_parse import MAX_BYTES, read_rsl
+from robotsgate.protocol.rsl_rulings import Grant, Ruling, evaluate
 from robotsgate.retrieval.archive import RobotsArchive
 from robotsgate.retrieval.fetch import FetchResult, fetch_user_agent
 
@@ -514,7 +511,7 @@ class Licensing:
 
 def embedded(page: str, xml: str, now: float) -> tuple[License, LicenseDocument]:
     """A licence embedded in a page (`<script type="application/rsl+xml">`), read as a fetched
-    document is read, with its limits (rsl.MAX_BYTES, the element caps, no DOCTYPE) and its
+    document is read, with its limits (rsl_parse.MAX_BYTES, the element caps, no DOCTYPE) and its
     judgement: XML that cannot be read is unavailable (it may prohibit what the bot crawls
     for), XML of another vocabulary says nothing. Its URL is the page's."""
     body = xml.encode("utf-8", "surrogatepass")

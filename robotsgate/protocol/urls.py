@@ -18,6 +18,7 @@ Two forms of a path:
 """
 
 import re
+from urllib.parse import urlsplit
 
 _HEX = "0123456789ABCDEF"
 _UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
@@ -110,6 +111,25 @@ def normal_path_of(url: str) -> str:
         return _SPECIAL_TEXT.sub(_path_text, path)
     return _SPECIAL_TEXT.sub(_path_text, path[:query]) + "?" + _query_form(path[query + 1:])
 
+
+
+def url_parts(url: str) -> tuple[str, str, int | None, str] | None:
+    """A full URL as urllib.parse.urlsplit reads it: its scheme (lower-cased), host (lower-cased,
+    an IPv6 address without its brackets), port (None: none written) and path with its query
+    ("/" when it has none), the fragment dropped; None when it names no scheme or no host, or
+    has a port that cannot be read. Where the proxy names a page's origin and path (RSL's
+    <content> urls, the page memory's keys), one reading of the authority for both."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    host = parts.hostname
+    if not scheme or not host:
+        return None
+    path = parts.path or "/"
+    return scheme, host, port, f"{path}?{parts.query}" if parts.query else path
 
 def match_form(text: str) -> str:
     """What the matcher compares (see the module's docstring): up to the first '?' a path, after

@@ -20,8 +20,10 @@ from robotsgate.licensing.licenses import FETCHES, Licensing, judge
 from robotsgate.licensing.servers import Credentials, parse_credentials
 from robotsgate.outcomes import Reason
 from robotsgate.protocol import RobotsTxt
-from robotsgate.protocol.rsl import MAX_BYTES, MAX_LICENSES, Grant, License
-from robotsgate.protocol.rsl import read_rsl as _read_rsl
+from robotsgate.protocol.rsl import MAX_LICENSES, License
+from robotsgate.protocol.rsl_parse import MAX_BYTES
+from robotsgate.protocol.rsl_parse import read_rsl as _read_rsl
+from robotsgate.protocol.rsl_rulings import Grant
 from robotsgate.retrieval.archive import RobotsArchive
 
 EX = "https://example.com/robots.txt"
