@@ -82,6 +82,8 @@ _TUNNEL = "robots.txt of {{host}} ({{robots_url}}) {what}; this tunnel, which th
 _ROBOTS = ("X-Robotsgate-Robots-Url", "X-Robotsgate-Agent")
 _RULE = ("X-Robotsgate-Rule", "X-Robotsgate-Line")
 
+# One answer a reason, each declared alike (the 402s most of all): alike in shape, different
+# answers; a table, not code said twice.
 OUTCOMES: Final[dict[Reason, Outcome]] = {
     Reason.DISALLOWED: Outcome(
         403, "Forbidden by robots.txt: {explain}\nrobots.txt: {robots_url}\nagent: {agent}\n",

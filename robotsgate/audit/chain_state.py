@@ -163,18 +163,12 @@ def line_ending_at(path: str, identity: tuple[int, int], end: int) -> bytes | No
     """The line of the file at `path` (when it is still the file `identity` names) that ends
     at offset `end`, without its newline; None when that file is not there, or is shorter, or
     has no line ending there."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return None
-    try:
-        status = os.fstat(fd)
-        if (status.st_dev, status.st_ino) != identity or status.st_size < end or end < 1:
+    with _reading(path, identity) as opened:
+        if opened is None or opened[1] < end or end < 1:
             return None
+        fd, _ = opened
         start = max(0, end - _LOOK_BACK)
         chunk = os.pread(fd, end - start, start)
-    finally:
-        os.close(fd)
     if not chunk.endswith(b"\n"):
         return None
     _, newline, line = chunk[:-1].rpartition(b"\n")
@@ -193,15 +187,25 @@ def holds(path: str, stand: Stand) -> bool:
 
 def ends_torn(path: str, identity: tuple[int, int]) -> bool:
     """Whether the file at `path` (still the one `identity` names) ends inside a line."""
+    with _reading(path, identity) as opened:
+        if opened is None or opened[1] == 0:
+            return False
+        fd, size = opened
+        return os.pread(fd, 1, size - 1) != b"\n"
+
+
+@contextlib.contextmanager
+def _reading(path: str, identity: tuple[int, int]) -> Iterator[tuple[int, int] | None]:
+    """(fd, size) of the file at `path` open for reading, while it is the file `identity` (dev,
+    ino) names; None when no file is there, or another one."""
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError:
-        return False
+        yield None
+        return
     try:
         status = os.fstat(fd)
-        if (status.st_dev, status.st_ino) != identity or status.st_size == 0:
-            return False
-        return os.pread(fd, 1, status.st_size - 1) != b"\n"
+        yield (fd, status.st_size) if (status.st_dev, status.st_ino) == identity else None
     finally:
         os.close(fd)
 

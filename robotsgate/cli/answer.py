@@ -18,7 +18,9 @@ import httpx
 from robotsgate.decision.purposes import Purposes, UsageRefusal
 from robotsgate.decision.stated import Stated, answer_usage, no_ai_of
 from robotsgate.decision.verdict import Verdict
-from robotsgate.licensing.licenses import LicenseRefusal, LicenseToken, Licensing, embedded, linked
+from robotsgate.licensing.judging import LicenseRefusal
+from robotsgate.licensing.licenses import Licensing, embedded, linked
+from robotsgate.licensing.tokens import LicenseToken
 from robotsgate.outcomes import Reason
 from robotsgate.pages import PageConfig, Pages
 from robotsgate.pages.charset import MAX_PAGE_BYTES

@@ -364,6 +364,7 @@ def run_check(args: argparse.Namespace) -> int:
     return OK if facts["allowed"] else FOUND
 
 
+# Arguments declared as every command's are (argparse): alike in shape, not in meaning.
 def add_parser(commands: Commands) -> None:
     """`robotsgate check`: its arguments."""
     p = commands.add_parser(

@@ -85,6 +85,7 @@ def _opened(paths: list[str]) -> Iterator[list[tuple[str, IO[bytes]]]]:
         yield streams
 
 
+# Arguments declared as every command's are (argparse): alike in shape, not in meaning.
 def add_parsers(commands: Commands) -> None:
     """`robotsgate keygen`, `directory` and `verify`: their arguments."""
     p = commands.add_parser(

@@ -7,7 +7,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from robotsgate.licensing.licenses import Licensing, fetchable
-from robotsgate.protocol.rsl import License, Unread, evaluate
+from robotsgate.protocol.rsl import License, Unread
+from robotsgate.protocol.rsl_rulings import evaluate
 from robotsgate.protocol.usage import CATEGORIES
 
 

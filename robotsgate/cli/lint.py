@@ -5,6 +5,8 @@ import asyncio
 import json
 import sys
 
+# The helpers check.py imports too: both read robots.txt from a file, or fetch it as the proxy
+# does (cli/common.py holds what they share).
 from robotsgate.cli.common import (
     FOUND,
     OK,
@@ -67,6 +69,7 @@ def _finding_text(source: str, finding: Finding) -> str:
     return escaped(f"{where}: {finding.kind}: {finding.message}") + "\n"
 
 
+# Arguments declared as every command's are (argparse): alike in shape, not in meaning.
 def add_parser(commands: Commands) -> None:
     """`robotsgate lint`: its arguments."""
     p = commands.add_parser(

@@ -141,6 +141,7 @@ def _agents_in(logs: list[str]) -> set[str]:
     return {str(row.key) for row in summary.agents.top(20)}
 
 
+# Arguments declared as every command's are (argparse): alike in shape, not in meaning.
 def add_parser(commands: Commands) -> None:
     """`robotsgate report`: its arguments."""
     p = commands.add_parser(

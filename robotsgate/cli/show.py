@@ -48,6 +48,7 @@ def _archived(archive: Path, wanted: str) -> str:
     return found[0]
 
 
+# Arguments declared as every command's are (argparse): alike in shape, not in meaning.
 def add_parser(commands: Commands) -> None:
     """`robotsgate show`: its arguments."""
     p = commands.add_parser(

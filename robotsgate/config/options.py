@@ -115,6 +115,9 @@ def _optional(check: Callable[[str], object]) -> Callable[[str], None]:
 class Settings:
     """robotsgate's options, checked. Field `x` is the mitmproxy option `robots_x`."""
 
+    # Each option declared alike (_option: default, help, check): alike in shape, different
+    # options; a table, not code said twice.
+
     agent: str = _option(
         "", "Product token to obey robots.txt as, for all traffic (e.g. MyBot): letters, '-' and "
         "'_' only, as RFC 9309 defines one (MJ12bot's token is MJ). Unset: each request's "

@@ -13,9 +13,10 @@ from typing import Literal
 
 from robotsgate.decision.purposes import refused
 from robotsgate.decision.verdict import Request, Verdict
-from robotsgate.licensing.licenses import REASONS as LICENSE_REASONS
-from robotsgate.licensing.licenses import LicenseToken, Licensing
+from robotsgate.licensing.judging import REASONS as LICENSE_REASONS
+from robotsgate.licensing.licenses import Licensing
 from robotsgate.licensing.tdmrep import TdmRepFiles
+from robotsgate.licensing.tokens import LicenseToken
 from robotsgate.metrics.prometheus import Metrics
 from robotsgate.origin import Origin
 from robotsgate.outcomes import Reason

@@ -37,7 +37,7 @@ from robotsgate.decision.request import (
 from robotsgate.decision.verdict import Request, Verdict
 from robotsgate.egress.policy import Refused
 from robotsgate.escape import escaped
-from robotsgate.licensing.licenses import license_answer
+from robotsgate.licensing.judging import license_answer
 from robotsgate.origin import Origin
 from robotsgate.outcomes import Reason
 from robotsgate.pages import Pages

@@ -9,7 +9,8 @@ from typing import Literal
 
 from robotsgate.decision.purposes import NONE as NO_PURPOSES
 from robotsgate.decision.purposes import Purposes, UsageRefusal
-from robotsgate.licensing.licenses import LicenseRefusal, LicenseToken
+from robotsgate.licensing.judging import LicenseRefusal
+from robotsgate.licensing.tokens import LicenseToken
 from robotsgate.origin import Origin
 from robotsgate.outcomes import Reason, status
 from robotsgate.protocol import Decision

@@ -28,35 +28,27 @@ What a fetch means:
   permission. The answer's own tdm-reservation header or META still supersede it.
 """
 
-import asyncio
-import hashlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
 
-import cachetools
-
-from robotsgate.licensing.licenses import LicenseFetcher
+from robotsgate.licensing.kept import Documents, Kind, LicenseFetcher, once, sent_as
 from robotsgate.origin import Origin
 from robotsgate.protocol.tdmrep import MAX_BYTES, PATH, TdmRep, read_tdmrep
 from robotsgate.protocol.usage import Label, Source, Statement
-from robotsgate.retrieval.fetch import FetchResult, fetch_user_agent
+from robotsgate.retrieval.fetch import FetchResult
 
 logger = logging.getLogger(__name__)
 
 ACCEPT = "application/json, */*;q=0.5"
 ORIGINS = 10_000  # origins whose answer is kept (a few hundred bytes each; most say "no file")
 
-FileKind = Literal["ok", "missing", "unavailable"]
-
-
 @dataclass(frozen=True, slots=True)
 class TdmFile:
     """One origin's tdmrep.json as last fetched."""
 
     url: str
-    kind: FileKind  # ok: rules; missing: no file; unavailable: not known (read as reserved)
+    kind: Kind  # ok: rules; missing: no file; unavailable: not known (read as reserved)
     tdmrep: TdmRep | None  # kind ok
     status: int | None  # the last HTTP status; None when no answer came
     sha256: str | None
@@ -78,27 +70,14 @@ def unavailable(error: str) -> Statement:
                      None, None, (f"{PATH} could not be read ({error}): read as reserved",))
 
 
-def _looks_json(result: FetchResult) -> bool:
-    """Sent as JSON, or starting like JSON: a file meant to be read as one."""
-    kind = next((value for name, value in result.headers if name.lower() == "content-type"), "")
-    head = result.body[:64].lstrip(b"\xef\xbb\xbf \t\r\n")
-    return "json" in kind.lower() or head.startswith((b"[", b"{"))
-
-
-class TdmRepFiles:
+class TdmRepFiles(Documents[TdmRep, TdmFile]):
     """Each origin's tdmrep.json, fetched once (however many requests wait for it) and kept."""
 
     def __init__(self, fetcher: LicenseFetcher, clock: Callable[[], float], *,
                  cache_ttl: int = 86_400, error_ttl: int = 60, contact: str = "",
                  size: int = ORIGINS) -> None:
-        self._fetcher = fetcher
-        self._clock = clock
-        self._cache_ttl = cache_ttl
-        self._error_ttl = error_ttl
-        self._contact = contact
-        self._kept: cachetools.LRUCache[str, TdmFile] = cachetools.LRUCache(size)
-        self._inflight: dict[str, asyncio.Task[TdmFile]] = {}
-        self.fetches = 0  # files fetched, for tests
+        super().__init__(fetcher, clock, TdmFile, cache_ttl=cache_ttl, error_ttl=error_ttl,
+                         contact=contact, size=size, limit=MAX_BYTES, accept=ACCEPT)
 
     async def statement(self, origin: Origin, paths: tuple[str, ...]) -> Statement | None:
         """The file's statement for a request (its path, and the path the server would really
@@ -115,43 +94,22 @@ class TdmRepFiles:
         kept = self._kept.get(key)
         if kept is not None and kept.expires_at > self._clock():
             return kept
-        task = self._inflight.get(key)
-        if task is None:
-            task = asyncio.create_task(self._fetch(key + PATH))
-            self._inflight[key] = task
-            task.add_done_callback(lambda _: self._inflight.pop(key, None))
-        # shield: a client that goes away must not cancel the fetch the others wait for.
-        held = await asyncio.shield(task)
+        held = await once(self._inflight, key, lambda: self._fetch(key + PATH))
         self._kept[key] = held
         return held
 
     async def _fetch(self, url: str) -> TdmFile:
-        self.fetches += 1
-        # One byte past the cap, so that read_tdmrep sees a longer file as too long.
-        result = await self._fetcher.fetch(url, fetch_user_agent(None, self._contact),
-                                           limit=MAX_BYTES + 1, accept=ACCEPT)
-        held = self._read(url, result)
+        held = self._read(url, await self._get(url))
         if held.kind == "unavailable":
             logger.warning("robotsgate: %s could not be read (%s): read as reserving text and "
                            "data mining for the next %d s", url, held.error, self._error_ttl)
         return held
 
-    def _read(self, url: str, result: FetchResult) -> TdmFile:
-        now = self._clock()
-        ttl = self._cache_ttl if result.max_age is None else min(self._cache_ttl,
-                                                                 result.max_age)
-        if result.outcome == "missing":
-            return TdmFile(url, "missing", None, result.status, None, now, now + ttl,
-                           result.error)
-        if result.outcome == "unreachable":
-            return TdmFile(url, "unavailable", None, result.status, None, now,
-                           now + self._error_ttl, result.error)
-        sha256 = hashlib.sha256(result.body).hexdigest()
-        if not _looks_json(result):
-            return TdmFile(url, "missing", None, result.status, sha256, now, now + ttl,
-                           "not JSON, and not sent as JSON")
+    def body(self, url: str, result: FetchResult) -> tuple[Kind, TdmRep | None, str | None]:
+        # Not JSON and not sent as JSON: a site's page for any path it does not know.
+        if not sent_as(result, "json", (b"[", b"{"), 64):
+            return "missing", None, "not JSON, and not sent as JSON"
         tdmrep = read_tdmrep(result.body)
         if tdmrep.unreadable:
-            return TdmFile(url, "unavailable", None, result.status, sha256, now,
-                           now + self._error_ttl, "; ".join(tdmrep.problems))
-        return TdmFile(url, "ok", tdmrep, result.status, sha256, now, now + ttl)
+            return "unavailable", None, "; ".join(tdmrep.problems)
+        return "ok", tdmrep, None

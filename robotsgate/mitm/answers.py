@@ -13,7 +13,7 @@ from robotsgate.audit.records import AuditRecord, Event, timestamp
 from robotsgate.decision.identity import AgentMap
 from robotsgate.decision.purposes import UsageRefusal, usage_answer
 from robotsgate.decision.verdict import Verdict
-from robotsgate.licensing.licenses import LicenseRefusal
+from robotsgate.licensing.judging import LicenseRefusal
 from robotsgate.metrics.prometheus import Metrics
 from robotsgate.mitm.flow import state
 from robotsgate.outcomes import Reason

@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from robotsgate.decision.purposes import Purposes, UsageRefusal
     from robotsgate.decision.stated import Stated
     from robotsgate.decision.verdict import Verdict
-    from robotsgate.licensing.licenses import LicenseRefusal
+    from robotsgate.licensing.judging import LicenseRefusal
 
 KEY: Final = "robotsgate"  # where the state is in flow.metadata
 

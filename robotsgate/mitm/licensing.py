@@ -27,16 +27,14 @@ from mitmproxy import http
 from robotsgate.audit.records import Event
 from robotsgate.decision.verdict import Verdict
 from robotsgate.escape import escaped
-from robotsgate.licensing.licenses import (
+from robotsgate.licensing.judging import (
     REASONS,
     LicenseDocument,
     LicenseRefusal,
-    LicenseToken,
-    Licensing,
-    embedded,
     license_answer,
-    linked,
 )
+from robotsgate.licensing.licenses import Licensing, embedded, linked
+from robotsgate.licensing.tokens import LicenseToken
 from robotsgate.mitm.again import Added
 from robotsgate.mitm.answers import AuditUnwritable, answer
 from robotsgate.mitm.flow import state

@@ -25,7 +25,7 @@ from robotsgate.pages.read import is_html, read_page
 from robotsgate.pages.signals import NO_SIGNALS, PageSignals
 from robotsgate.pages.strip import strip_page
 from robotsgate.protocol import product_tokens
-from robotsgate.protocol.urls import normalize
+from robotsgate.protocol.urls import normalize, url_parts
 
 logger = logging.getLogger(__name__)
 
@@ -84,18 +84,10 @@ def url_key(url: str) -> str | None:
     """A URL in the gate's normal form: Origin.key (scheme and host lower-cased, IDN in punycode,
     default port dropped) and the path and query percent-encoding-normalised, without the
     fragment. None for anything but http(s) URLs."""
-    try:
-        parts = urlsplit(url)
-        port = parts.port
-    except ValueError:
+    parts = url_parts(url)
+    if parts is None or parts[0] not in ("http", "https"):
         return None
-    scheme = parts.scheme.lower()
-    host = parts.hostname
-    if scheme not in ("http", "https") or not host:
-        return None
-    path = parts.path or "/"
-    if parts.query:
-        path = f"{path}?{parts.query}"
+    scheme, host, port, path = parts
     return Origin.of(scheme, host, port).key + normalize(path)
 
 

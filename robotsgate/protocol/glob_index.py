@@ -17,7 +17,7 @@ about SLICE units (a few hundred microseconds), for a caller that lets other wor
 
 from array import array
 from bisect import bisect_left
-from collections.abc import Generator, Sequence
+from collections.abc import Generator, Iterable, Sequence
 
 from robotsgate.protocol.globs import Rank
 from robotsgate.protocol.literals import _trie
@@ -292,10 +292,12 @@ class _GlobIndex:
         suffixes: set[str] | None = None
         for start in starts:
             origin = len(start)
+            # Each loop below keeps the slice's count itself (units, SLICE, yield), as the F*S
+            # and F*M1* loops look alike: a generator cannot share that without a call per step,
+            # on the path only a hostile file makes long.
             # F*S: S starts at origin or later somewhere, so its last occurrence does
             tails = self._tails[start]
-            for key in tails if len(tails) <= len(last_start) else \
-                    filter(tails.__contains__, last_start):
+            for key in _candidates(tails, last_start):
                 units += 3
                 if units >= SLICE:
                     units = 0
@@ -321,8 +323,7 @@ class _GlobIndex:
                         best = found_rank
             # F*M1*...: each group only where M1 occurs after F
             groups = self._groups[start]
-            for key in groups if len(groups) <= len(first_start) else \
-                    filter(groups.__contains__, first_start):
+            for key in _candidates(groups, first_start):
                 units += 8
                 if units >= SLICE:
                     units = 0
@@ -379,3 +380,10 @@ class _GlobIndex:
                             best = rank
                             break
         return best
+
+
+def _candidates[V](table: dict[int, V], occurring: dict[int, int]) -> Iterable[int]:
+    """The keys of `table` worth trying, the segments a rule needs that may be in the path:
+    all of them when `table` is the smaller, else those `occurring` (the segments found in the
+    path) holds. One walk, over the smaller of the two."""
+    return table if len(table) <= len(occurring) else filter(table.__contains__, occurring)

@@ -18,6 +18,8 @@ Two forms of a path:
 """
 
 import re
+from collections.abc import Callable
+from urllib.parse import urlsplit
 
 _HEX = "0123456789ABCDEF"
 _UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
@@ -111,6 +113,26 @@ def normal_path_of(url: str) -> str:
     return _SPECIAL_TEXT.sub(_path_text, path[:query]) + "?" + _query_form(path[query + 1:])
 
 
+
+def url_parts(url: str) -> tuple[str, str, int | None, str] | None:
+    """A full URL as urllib.parse.urlsplit reads it: its scheme (lower-cased), host (lower-cased,
+    an IPv6 address without its brackets), port (None: none written) and path with its query
+    ("/" when it has none), the fragment dropped; None when it names no scheme or no host, or
+    has a port that cannot be read. Where the proxy names a page's origin and path (RSL's
+    <content> urls, the page memory's keys), one reading of the authority for both."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    host = parts.hostname
+    if not scheme or not host:
+        return None
+    path = parts.path or "/"
+    return scheme, host, port, f"{path}?{parts.query}" if parts.query else path
+
+
 def match_form(text: str) -> str:
     """What the matcher compares (see the module's docstring): up to the first '?' a path, after
     it a query, each in normal form with the escapes of data characters decoded."""
@@ -162,21 +184,24 @@ def _normal_to_match(normal: str) -> str:
 
 
 def _path_form(text: str) -> str:
-    change = _CHANGE_PATH.search(text)
-    if change is None:
-        return text
-    if _CHANGE.search(text, change.start()) is None:
-        return _decode_data(text, _PATH_DATA_ESCAPES)
-    return _SPECIAL_TEXT.sub(_path_text, text)
+    return _region_form(text, _CHANGE_PATH, _PATH_DATA_ESCAPES, _path_text)
 
 
 def _query_form(text: str) -> str:
-    change = _CHANGE_QUERY.search(text)
+    return _region_form(text, _CHANGE_QUERY, _QUERY_DATA_ESCAPES, _query_text)
+
+
+def _region_form(text: str, change_in_region: re.Pattern[str],
+                 escapes: tuple[tuple[str, str], ...],
+                 text_form: Callable[[re.Match[str]], str]) -> str:
+    """`text`, a path or a query, in match form: the region's own expression of a change, the
+    escapes of its data characters, and its form of what _SPECIAL_TEXT finds."""
+    change = change_in_region.search(text)
     if change is None:
         return text
     if _CHANGE.search(text, change.start()) is None:
-        return _decode_data(text, _QUERY_DATA_ESCAPES)
-    return _SPECIAL_TEXT.sub(_query_text, text)
+        return _decode_data(text, escapes)
+    return _SPECIAL_TEXT.sub(text_form, text)
 
 
 def _decode_data(normal: str, escapes: tuple[tuple[str, str], ...]) -> str:
@@ -194,16 +219,17 @@ def _decode_data(normal: str, escapes: tuple[tuple[str, str], ...]) -> str:
 def _path_text(found: re.Match[str]) -> str:
     text = found[0]
     known = _PATH_FORMS.get(text)  # an escape, or one ASCII character
-    if known is not None:
-        return known
-    return "%" + text.encode("utf-8", "surrogatepass").hex("%").upper()  # a run of non-ASCII
+    return known if known is not None else _escaped_run(text)
 
 
 def _query_text(found: re.Match[str]) -> str:
     text = found[0]
     known = _QUERY_FORMS.get(text)
-    if known is not None:
-        return known
+    return known if known is not None else _escaped_run(text)
+
+
+def _escaped_run(text: str) -> str:
+    """A run of non-ASCII characters, percent-encoded as UTF-8."""
     return "%" + text.encode("utf-8", "surrogatepass").hex("%").upper()
 
 

@@ -113,11 +113,17 @@ def connection_pool(url: str, max_connections: int, timeout: float) -> QueuedPoo
     closed under it is skipped while "maintenance notifications" are on (their default with
     RESP3), even against a Redis that sends none: they are off here.
     """
-    return QueuedPool.from_url(
-        url, max_connections=max_connections,
-        retry=Retry(NoBackoff(), 1, supported_errors=(RedisConnectionError,)),
-        maint_notifications_config=MaintNotificationsConfig(enabled=False),
-        socket_connect_timeout=timeout, socket_timeout=timeout)
+    return QueuedPool.from_url(url, **_connections(max_connections, timeout))
+
+
+def _connections(max_connections: int, timeout: float) -> dict[str, Any]:
+    """How connections to the fleet's Redis are made, a single node's (connection_pool) and a
+    cluster's (connect) alike: retried once on a connection error, never on a timeout, with
+    maintenance notifications off."""
+    return {"max_connections": max_connections,
+            "retry": Retry(NoBackoff(), 1, supported_errors=(RedisConnectionError,)),
+            "maint_notifications_config": MaintNotificationsConfig(enabled=False),
+            "socket_connect_timeout": timeout, "socket_timeout": timeout}
 
 
 class QueuedCluster(RedisCluster):
@@ -178,11 +184,7 @@ def connect(url: str, max_connections: int, timeout: float) -> Client:
     if not is_cluster(url):
         return Redis.from_pool(connection_pool(url, max_connections, timeout))
     plain = url.replace("+cluster", "", 1)
-    return QueuedCluster.from_url(
-        plain, max_connections=max_connections,
-        retry=Retry(NoBackoff(), 1, supported_errors=(RedisConnectionError,)),
-        maint_notifications_config=MaintNotificationsConfig(enabled=False),
-        socket_connect_timeout=timeout, socket_timeout=timeout)
+    return QueuedCluster.from_url(plain, **_connections(max_connections, timeout))
 
 
 class Unsupported(Exception):

@@ -16,12 +16,15 @@ from robotsgate.decision.plan import Answer, Forward
 from robotsgate.decision.policy import Unrestricted
 from robotsgate.decision.request import Facts
 from robotsgate.decision.verdict import Request
-from robotsgate.licensing.licenses import FETCHES, Licensing, judge
+from robotsgate.licensing.judging import judge
+from robotsgate.licensing.licenses import FETCHES, Licensing
 from robotsgate.licensing.servers import Credentials, parse_credentials
 from robotsgate.outcomes import Reason
 from robotsgate.protocol import RobotsTxt
-from robotsgate.protocol.rsl import MAX_BYTES, MAX_LICENSES, Grant, License
-from robotsgate.protocol.rsl import read_rsl as _read_rsl
+from robotsgate.protocol.rsl import MAX_LICENSES, License
+from robotsgate.protocol.rsl_parse import MAX_BYTES
+from robotsgate.protocol.rsl_parse import read_rsl as _read_rsl
+from robotsgate.protocol.rsl_rulings import Grant
 from robotsgate.retrieval.archive import RobotsArchive
 
 EX = "https://example.com/robots.txt"
@@ -263,7 +266,7 @@ async def test_the_body_that_decided_is_archived(tmp_path):
 # -- the pure judgement -----------------------------------------------------------------------
 
 def test_judge_cites_a_prohibition_over_a_purpose_not_granted():
-    from robotsgate.licensing.licenses import LicenseDocument
+    from robotsgate.licensing.judging import LicenseDocument
 
     def doc(url: str, body: bytes) -> tuple[License, LicenseDocument]:
         return (License(url, 1), LicenseDocument(url, "ok", _read_rsl(body, url), 200, None,

@@ -9,21 +9,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from robotsgate.protocol.rsl import (
-    MAX_BYTES,
-    MAX_CONTENTS,
-    MAX_DEPTH,
-    MAX_ELEMENTS,
     NAMESPACE,
     USAGE_PURPOSES,
     Condition,
-    Grant,
     RslDocument,
     Terms,
     covers,
-    evaluate,
-    prohibited,
-    read_rsl,
 )
+from robotsgate.protocol.rsl_parse import MAX_BYTES, MAX_CONTENTS, MAX_DEPTH, MAX_ELEMENTS, read_rsl
+from robotsgate.protocol.rsl_rulings import Grant, evaluate, prohibited
 from robotsgate.protocol.usage import PreferenceValue
 
 SITE = "https://example.com"

@@ -9,7 +9,7 @@ import pytest
 from mitmproxy import http
 from mitmproxy.test import tflow
 
-from robotsgate.cli.run import RunError, RunOptions, _setting, bot_user
+from robotsgate.cli.run_options import RunError, RunOptions, bot_user, serve_setting
 from robotsgate.mitm.answers import answer
 from robotsgate.mitm.flow import state
 from robotsgate.mitm.tally import Counting
@@ -68,8 +68,9 @@ def test_a_running_proxy_is_given_the_bot_s_name_as_its_proxy_auth_user() -> Non
 
 def test_serve_s_settings_are_read_as_mitmdump_reads_them_the_last_one_winning() -> None:
     args = ["--set", "confdir=/a", "--set=robots_audit_log=x.jsonl", "--set", "confdir=/b"]
-    assert (_setting(args, "confdir"), _setting(args, "robots_audit_log")) == ("/b", "x.jsonl")
-    assert _setting(args, "robots_agent") is None
+    assert (serve_setting(args, "confdir"),
+            serve_setting(args, "robots_audit_log")) == ("/b", "x.jsonl")
+    assert serve_setting(args, "robots_agent") is None
 
 
 # --- the bot's environment -----------------------------------------------------------------------
