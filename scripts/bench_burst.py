@@ -113,8 +113,8 @@ def page_of(index: int) -> bytes:
 # --- the sites: one asyncio server on every loopback address, in a process of its own ---------
 
 
-def serve_sites(port: int, sites: int, robots_delay: float,
-                ready: multiprocessing.synchronize.Event,
+def serve_sites(port: multiprocessing.sharedctypes.Synchronized[int], sites: int,
+                robots_delay: float, ready: multiprocessing.synchronize.Event,
                 fetches: multiprocessing.sharedctypes.SynchronizedArray[int],
                 most: multiprocessing.sharedctypes.Synchronized[int]) -> None:
     raise_descriptor_limit(4 * sites + 1024)
@@ -149,7 +149,10 @@ def serve_sites(port: int, sites: int, robots_delay: float,
             writer.close()
 
     async def main() -> None:
-        server = await asyncio.start_server(answer, "0.0.0.0", port, backlog=65535)
+        # A port of the kernel's choosing, bound at once: a port found free and bound later
+        # may be another socket's by then (a burst leaves thousands in TIME-WAIT).
+        server = await asyncio.start_server(answer, "0.0.0.0", 0, backlog=65535)
+        port.value = server.sockets[0].getsockname()[1]
         ready.set()
         async with server:
             await server.serve_forever()
@@ -332,16 +335,17 @@ def main() -> int:
     # Each request holds a socket at the bot and one at the proxy; the proxy one to the site
     # for each page and robots.txt in flight.
     limit = raise_descriptor_limit(5 * args.sites + 1024)
-    sites_port = free_port()
     ready = multiprocessing.Event()
+    port = multiprocessing.Value("i", 0, lock=False)
     fetches = multiprocessing.Array("i", args.sites + 1, lock=False)  # the last: the warm-up
     most = multiprocessing.Value("i", 0, lock=False)
     server = multiprocessing.Process(
         target=serve_sites, daemon=True,
-        args=(sites_port, args.sites + 1, args.robots_delay, ready, fetches, most))
+        args=(port, args.sites + 1, args.robots_delay, ready, fetches, most))
     server.start()
     if not ready.wait(30):
         raise SystemExit("the sites did not start")
+    sites_port = port.value
     with tempfile.TemporaryDirectory(prefix="bench-burst-") as tmp:
         checkout = REPO
         if args.against:
