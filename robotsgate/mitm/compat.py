@@ -7,7 +7,9 @@ against mitmproxy's own behaviour, so that an upgrade fails in one place.
 
 import argparse
 import logging
+import os
 import re
+import socket
 from collections.abc import Sequence
 from types import SimpleNamespace
 from typing import Any
@@ -341,6 +343,37 @@ def listening() -> list[tuple[str, int]]:
     if proxyserver is None:
         return []
     return [(str(address[0]), int(address[1])) for address in proxyserver.listen_addrs()]
+
+
+# A listening socket's queue of connections the kernel has completed and the proxy not yet
+# accepted. The kernel caps it at net.core.somaxconn (4096 by default since Linux 5.4).
+LISTEN_BACKLOG = 65_535
+
+
+def deepen_backlogs(backlog: int = LISTEN_BACKLOG) -> int:
+    """Listen again, with `backlog`, on every TCP socket mitmproxy's proxyserver listens on; the
+    number of sockets.
+
+    mitmproxy listens with asyncio's default backlog of 100. A burst of new connections (a
+    crawler's thousands of bots starting at once) fills that while the proxy is busy deciding,
+    and the kernel then drops the handshake's last ACK: the bot's connection is established on
+    its side only, its request is retransmitted into nothing for minutes and finally reset.
+    listen(2) on a listening socket only changes its backlog (Linux), so a duplicate of the
+    descriptor is enough, and mitmproxy's servers are left as they are.
+    """
+    proxyserver = ctx.master.addons.get("proxyserver")
+    if proxyserver is None:
+        return 0
+    done = 0
+    for instance in proxyserver.servers:
+        for server in getattr(instance, "_servers", ()):  # asyncio.Server (UDP's have none)
+            for sock in getattr(server, "sockets", ()):
+                if sock.type != socket.SOCK_STREAM:
+                    continue
+                with socket.socket(fileno=os.dup(sock.fileno())) as same:
+                    same.listen(backlog)
+                done += 1
+    return done
 
 
 # --- options given before robotsgate declared them -----------------------------------------------

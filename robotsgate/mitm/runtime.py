@@ -353,6 +353,7 @@ class Runtime:
         authenticated = "proxyauth" in opts and bool(opts.proxyauth)
         self.set_listening(tuple(Socket(host, port) for host, port in compat.listening()),
                            authenticated=authenticated)
+        compat.deepen_backlogs()  # a burst of new bots waits to be accepted, never dropped
         live = self.live
         audit = self._sink.audit if self._sink is not None else None
         try:

@@ -6,12 +6,14 @@ from typing import Any
 
 import pytest
 from mitmproxy import exceptions, hooks, http, master, options, version
+from mitmproxy.addons import proxyserver
 from mitmproxy.connection import Server
 from mitmproxy.proxy import commands, context
 from mitmproxy.proxy.layers.http import HttpRequestHook
 from mitmproxy.proxy.layers.http._events import RequestData, RequestEndOfMessage, RequestHeaders
 from mitmproxy.proxy.layers.http._http1 import Http1Client
 from mitmproxy.test import taddons, tflow
+from support.handshakes import handshakes_completed
 
 from robotsgate.mitm import compat
 
@@ -368,3 +370,33 @@ def test_options_given_before_they_were_declared_are_taken_as_given() -> None:
     assert compat.given_strings(deferred["robots_other"]) is None
     deferred.pop("robots_agent")
     assert "robots_agent" not in opts.deferred  # taken for good
+
+
+async def test_the_proxys_listening_sockets_queue_a_burst_of_new_connections() -> None:
+    # mitmproxy listens with asyncio's backlog of 100: while the proxy is busy (here: its event
+    # loop not running at all), connections past that are dropped by the kernel, or established
+    # on the bot's side only and reset minutes later.
+    burst = 300
+    server = proxyserver.Proxyserver()
+    with taddons.context(server) as tctx:
+        tctx.configure(server, listen_host="127.0.0.1", listen_port=0)
+        assert await server.setup_servers()
+        try:
+            [(_, port)] = [address[:2] for address in server.listen_addrs()]
+            assert compat.deepen_backlogs() == 1
+            assert handshakes_completed(port, burst) == burst
+        finally:
+            await server.servers.update([])
+
+
+async def test_the_queue_is_mitmproxys_100_without_robotsgate() -> None:
+    # What the test above relies on: mitmproxy's own backlog is still too short for a burst.
+    server = proxyserver.Proxyserver()
+    with taddons.context(server) as tctx:
+        tctx.configure(server, listen_host="127.0.0.1", listen_port=0)
+        assert await server.setup_servers()
+        try:
+            [(_, port)] = [address[:2] for address in server.listen_addrs()]
+            assert handshakes_completed(port, 300) <= 101
+        finally:
+            await server.servers.update([])
