@@ -46,6 +46,7 @@ def relied_on() -> dict[str, bool]:
     from mitmproxy.addons.clientplayback import ReplayHandler
     from mitmproxy.addons.next_layer import NextLayer
     from mitmproxy.addons.script import ScriptLoader
+    from mitmproxy.proxy.mode_servers import AsyncioServerInstance
 
     names = {
         "OptManager.deferred": hasattr(optmanager.OptManager(), "deferred"),
@@ -73,6 +74,8 @@ def relied_on() -> dict[str, bool]:
         "Context.layers": "layers" in context.Context.__annotations__,
         # Whether mitmdump is still starting (robotsgate.mitm.runtime).
         "ScriptLoader.is_running": "is_running" in _stored(ScriptLoader),
+        # The listening sockets whose backlog is deepened (deepen_backlogs).
+        "AsyncioServerInstance._servers": "_servers" in _stored(AsyncioServerInstance),
     }
     return names
 
