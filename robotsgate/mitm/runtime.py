@@ -41,6 +41,7 @@ from robotsgate.egress.resolver import Lookup, Resolver, system_lookup
 from robotsgate.metrics import status
 from robotsgate.metrics.prometheus import Metrics, MetricsServer
 from robotsgate.mitm import compat
+from robotsgate.mitm import master as lean
 from robotsgate.mitm.again import Resends
 from robotsgate.mitm.answers import AuditSink, Recorder
 from robotsgate.mitm.flow import state
@@ -351,9 +352,9 @@ class Runtime:
         gc.freeze()
         opts = ctx.options
         authenticated = "proxyauth" in opts and bool(opts.proxyauth)
-        self.set_listening(tuple(Socket(host, port) for host, port in compat.listening()),
+        self.set_listening(tuple(Socket(host, port) for host, port in lean.listening()),
                            authenticated=authenticated)
-        compat.deepen_backlogs()  # a burst of new bots waits to be accepted, never dropped
+        lean.deepen_backlogs()  # a burst of new bots waits to be accepted, never dropped
         live = self.live
         audit = self._sink.audit if self._sink is not None else None
         try:
@@ -473,9 +474,9 @@ def dump_options(out: TextIO) -> None:
     ours = optmanager.OptManager()
     declare(ours)
     out.write("# robotsgate's options (robotsgate options says the same, for reading)\n")
-    compat.dump_options(ours, out)
+    lean.dump_options(ours, out)
     out.write("\n# mitmproxy's own options\n")
-    compat.dump_options(compat.mitmdump_options(), out)
+    lean.dump_options(lean.mitmdump_options(), out)
 
 
 def _relisten[S: _Listening](server: S | None, host: str, port: int, start: Callable[[], S],
