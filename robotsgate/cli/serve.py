@@ -95,9 +95,9 @@ def serve(args: Sequence[str]) -> int:
         print(SERVE_HELP, end="")
         return 0
     if "--options" in args:
-        from robotsgate.mitm import runtime  # only serve loads mitmproxy here
+        from robotsgate.mitm import startup  # only serve loads mitmproxy here
 
-        runtime.dump_options(sys.stdout)
+        startup.dump_options(sys.stdout)
         return 0
     try:
         address = _listen_address(args)
