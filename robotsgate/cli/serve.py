@@ -51,9 +51,9 @@ def _listen_address(args: Sequence[str]) -> tuple[str, int] | None:
     """Where mitmdump will listen, read as mitmdump reads its arguments; a usage mistake exits
     here with status 2 (mitmdump itself would say 1), naming it; a port that is no port is a
     CliError."""
-    from robotsgate.mitm import compat  # only serve loads mitmproxy here
+    from robotsgate.mitm import master as lean  # only serve loads mitmproxy here
 
-    parser = compat.mitmdump_parser(compat.mitmdump_options(), prog="robotsgate serve")
+    parser = lean.mitmdump_parser(lean.mitmdump_options(), prog="robotsgate serve")
 
     def mistake(message: str) -> NoReturn:  # one line, as every start-up error
         raise CliError(message + hint(parser, args))
@@ -90,14 +90,14 @@ def _in_use(host: str, port: int) -> bool:
 def serve(args: Sequence[str]) -> int:
     """Run the proxy in this process until it is stopped: mitmdump's main, robotsgate's addon
     loaded as a script, and of mitmdump's own addons those a forward proxy needs and those
-    whose options are given (compat.LeanDumpMaster)."""
+    whose options are given (robotsgate.mitm.master.LeanDumpMaster)."""
     if any(arg in ("-h", "--help") for arg in args):
         print(SERVE_HELP, end="")
         return 0
     if "--options" in args:
-        from robotsgate.mitm import runtime  # only serve loads mitmproxy here
+        from robotsgate.mitm import startup  # only serve loads mitmproxy here
 
-        runtime.dump_options(sys.stdout)
+        startup.dump_options(sys.stdout)
         return 0
     try:
         address = _listen_address(args)
@@ -119,10 +119,10 @@ def serve(args: Sequence[str]) -> int:
     # robotsgate/addon.py, beside this package, loaded as `mitmdump -s` loads a script.
     command += ["-s", str(Path(__file__).resolve().parent.parent / "addon.py"), *args]
     sys.stdout.flush()
-    from robotsgate.mitm import compat  # only serve loads mitmproxy here
+    from robotsgate.mitm import master as lean  # only serve loads mitmproxy here
 
     try:
-        compat.serve(command)
+        lean.serve(command)
     except SystemExit as exc:
         if exc.code == 1:
             # mitmdump's status for a start-up error (robotsgate's said in one line already):

@@ -15,24 +15,23 @@ created.
 
 import asyncio
 import contextlib
-import difflib
 import gc
 import logging
 import os
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol, TextIO
+from typing import Any, Protocol
 
 import httpx
-from mitmproxy import ctx, exceptions, http, optmanager
+from mitmproxy import ctx, exceptions, http
 
 from robotsgate.audit.chain import Chain, proxy_id
 from robotsgate.audit.log import AuditLog
 from robotsgate.config import assemble
 from robotsgate.config.assemble import Clocks, Services, Upstream
-from robotsgate.config.options import NAMES, OPTIONS, PREFIX, SPECS, Rebuilds, Settings
+from robotsgate.config.options import Rebuilds, Settings
 from robotsgate.decision.gate import Gate
 from robotsgate.decision.identity import AgentMap, Identity
 from robotsgate.decision.policy import Exchange
@@ -40,7 +39,8 @@ from robotsgate.egress.policy import Socket
 from robotsgate.egress.resolver import Lookup, Resolver, system_lookup
 from robotsgate.metrics import status
 from robotsgate.metrics.prometheus import Metrics, MetricsServer
-from robotsgate.mitm import compat
+from robotsgate.mitm import compat, startup
+from robotsgate.mitm import master as lean
 from robotsgate.mitm.again import Resends
 from robotsgate.mitm.answers import AuditSink, Recorder
 from robotsgate.mitm.flow import state
@@ -50,7 +50,6 @@ from robotsgate.signing.directory import DIRECTORY_PATH, Published
 from robotsgate.signing.directory_server import DirectoryServer
 from robotsgate.signing.messages import Signer
 from robotsgate.state.driver import Politeness
-from robotsgate.state.redis_url import redacted
 
 logger = logging.getLogger(__name__)
 
@@ -210,13 +209,13 @@ class Runtime:
             resolver.set_policy(resolver.policy.with_own(self._own()))
 
     def load(self, loader: Any) -> None:
-        declare(loader)
+        startup.declare(loader)
         options = loader.master.options
-        problems = compat.check() or _apply_deferred(options)
-        if not problems and _only_script(options):
+        problems = compat.check() or startup.apply_deferred(options)
+        if not problems and startup.only_script(options):
             # No other script is still to declare options: a name nothing declared is a
             # misspelling, said now rather than once the proxy listens (running).
-            problems = _unknown_options(options)
+            problems = startup.unknown_options(options)
         if problems:
             self._cannot_start(*problems)
             return  # nothing of mitmproxy's is patched: the proxy will not run
@@ -232,7 +231,7 @@ class Runtime:
         try:
             self._configure()
         except exceptions.OptionsError as exc:
-            if not _starting():
+            if not startup.starting():
                 raise  # mitmproxy puts the option back as it was and says why
             self._cannot_start(str(exc))
 
@@ -252,7 +251,7 @@ class Runtime:
             if problem not in self._start_errors:
                 self._start_errors.append(problem)
                 logger.error("robotsgate: %s", problem)
-        if _starting() or (running and _scripted()):
+        if startup.starting() or (running and startup.scripted()):
             self._discard_created()
             sys.stdout.flush()
             raise SystemExit(2)
@@ -298,7 +297,7 @@ class Runtime:
             key = assemble.signing_key(settings)  # first: a bad key changes nothing
             signer = assemble.signer(settings, key)
             published = assemble.published(settings, key)
-            _check_listen_port(opts)
+            startup.check_listen_port(opts)
             audit = self._audit_log(settings, key) \
                 if Rebuilds.AUDIT in changed or self._sink is None else None
             try:
@@ -340,7 +339,7 @@ class Runtime:
     def running(self) -> None:
         # Every script has loaded: a --set that nothing registered is a misspelling, which
         # mitmproxy would keep waiting for, silently, while the proxy runs without it.
-        problems = _unknown_options(ctx.master.options)
+        problems = startup.unknown_options(ctx.master.options)
         if problems or self._start_errors:
             self._cannot_start(*problems, running=True)
             return
@@ -351,9 +350,9 @@ class Runtime:
         gc.freeze()
         opts = ctx.options
         authenticated = "proxyauth" in opts and bool(opts.proxyauth)
-        self.set_listening(tuple(Socket(host, port) for host, port in compat.listening()),
+        self.set_listening(tuple(Socket(host, port) for host, port in lean.listening()),
                            authenticated=authenticated)
-        compat.deepen_backlogs()  # a burst of new bots waits to be accepted, never dropped
+        lean.deepen_backlogs()  # a burst of new bots waits to be accepted, never dropped
         live = self.live
         audit = self._sink.audit if self._sink is not None else None
         try:
@@ -363,7 +362,7 @@ class Runtime:
             self._cannot_start(f"robots_audit_log: cannot keep its chain's state beside "
                                f"{live.settings.audit_log}: {exc.strerror or exc}")
             return
-        logger.info(summary(live.settings, metrics=self._metrics_server,
+        logger.info(startup.summary(live.settings, metrics=self._metrics_server,
                             proxyauth=authenticated, chain=self._chain.proxy,
                             signer=audit.key.public.keyid if audit and audit.key else None))
         self._running = True
@@ -460,24 +459,6 @@ class _Listening(Protocol):
     def close(self) -> None: ...
 
 
-def declare(loader: Any) -> None:
-    """Every robots_* option declared to mitmproxy (a Loader, or an OptManager)."""
-    for spec in OPTIONS:
-        loader.add_option(spec.name, Sequence[str] if spec.kind is Sequence else spec.kind,
-                          spec.default, spec.help, choices=spec.choices)
-
-
-def dump_options(out: TextIO) -> None:
-    """`robotsgate serve --options`: robotsgate's options first, then mitmproxy's own, each as
-    mitmdump --options writes them (a config.yaml with every option's help as a comment)."""
-    ours = optmanager.OptManager()
-    declare(ours)
-    out.write("# robotsgate's options (robotsgate options says the same, for reading)\n")
-    compat.dump_options(ours, out)
-    out.write("\n# mitmproxy's own options\n")
-    compat.dump_options(compat.mitmdump_options(), out)
-
-
 def _relisten[S: _Listening](server: S | None, host: str, port: int, start: Callable[[], S],
                              option: str) -> S | None:
     """The server of one of the proxy's own ports once `option` says host:port: `server` itself
@@ -494,133 +475,6 @@ def _relisten[S: _Listening](server: S | None, host: str, port: int, start: Call
     except OSError as exc:
         raise exceptions.OptionsError(f"{option}: cannot listen on {host}:{port}: "
                                       f"{exc.strerror or exc}") from exc
-
-
-def _apply_deferred(options: Any) -> list[str]:
-    """Apply `--set robots_...` values now, one by one; return what is wrong with them.
-
-    mitmproxy defers `--set` for options that a script registers, then applies them all at once
-    when the script loads; one value that does not parse makes the whole script fail to load,
-    with a traceback, and mitmdump would run on as a plain proxy that forwards everything. A
-    name it does not know (`robot_agent`, `robots-agent`) it keeps deferred for ever, silently.
-    Here each of ours is applied and checked alone, and a name that looks like one of ours but
-    is not is reported with the one it probably means.
-    """
-    deferred = compat.deferred(options)
-    problems = []
-    for name in sorted(deferred):
-        if name not in NAMES:
-            meant = _meant(name)
-            if meant is not None:
-                deferred.pop(name)
-                problems.append(f"unknown option {name}; did you mean {meant}?")
-            elif name.startswith(PREFIX):
-                deferred.pop(name)
-                problems.append(f"unknown option {name}; robotsgate's options are "
-                                f"{', '.join(sorted(NAMES))}")
-            continue
-        value = deferred.pop(name)
-        try:
-            given = compat.given_strings(value)
-            if given is not None:
-                options.set(*(f"{name}={v}" for v in given))
-            else:
-                options.update(**{name: value})
-            SPECS[name].check(getattr(options, name))
-        except (exceptions.OptionsError, ValueError) as exc:
-            message = str(exc)
-            problems.append(message if name in message else f"{name}: {message}")
-    return problems
-
-
-def _unknown_options(options: Any) -> list[str]:
-    """The options set on the command line (or in config.yaml) that no addon registered."""
-    known = sorted(options.keys())
-    problems = []
-    for name in sorted(compat.deferred(options)):
-        close = difflib.get_close_matches(name, known, n=1, cutoff=0.8)
-        problems.append(f"unknown option {name}" + (f"; did you mean {close[0]}?" if close
-                                                    else " (no addon has it)"))
-    return problems
-
-
-def _check_listen_port(opts: Any) -> None:
-    """mitmproxy takes any integer for listen_port and listens on it modulo 65536 (99999:
-    34463), or on a port of the system's choosing."""
-    if "listen_port" in opts and opts.listen_port is not None and \
-            not 0 <= opts.listen_port <= 65_535:
-        raise ValueError(f"listen_port must be a port number from 0 to 65535; got "
-                         f"{opts.listen_port}")
-
-
-def _only_script(options: Any) -> bool:
-    """Whether robotsgate is the only script given (`-s`): no other one has options of its
-    own still to declare."""
-    return "scripts" in options and len(options.scripts) == 1
-
-
-def _scripted() -> bool:
-    """Whether robotsgate runs as mitmdump's script (not as an addon driven by tests)."""
-    return ctx.master.addons.get("scriptloader") is not None
-
-
-def _starting() -> bool:
-    """Whether mitmdump is still starting: its script loader has not seen it run yet (a script
-    reloaded into a running proxy, or an addon driven by tests, is not starting)."""
-    return compat.scripts_starting(ctx.master.addons.get("scriptloader"))
-
-
-def _meant(name: str) -> str | None:
-    """The robots_* option a misspelled name most probably means, if it looks like one."""
-    normal = name.lower().replace("-", "_")
-    if not normal.startswith(PREFIX):
-        if not normal.startswith("robot"):
-            return None
-        normal = PREFIX + normal.removeprefix("robots").removeprefix("robot").lstrip("_")
-    if normal in NAMES:
-        return normal
-    close = difflib.get_close_matches(normal, NAMES, n=1, cutoff=0.8)
-    return close[0] if close else None
-
-
-def _count(count: int, noun: str) -> str:
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
-
-
-def summary(settings: Settings, *, metrics: MetricsServer | None, proxyauth: bool = False,
-            chain: str | None = None, signer: str | None = None) -> str:
-    """One line that says what is in force, so that a mistake shows at once."""
-    if settings.agent:
-        agent = f"as {settings.agent} (robots_agent)"
-    elif proxyauth:
-        agent = "as each bot's proxy-auth user name names it (else its User-Agent)"
-    else:
-        agent = "as each request's User-Agent names its bot"
-    if settings.agents:
-        agent += f", {_count(len(settings.agents), 'client mapping')} first (robots_agents)"
-    if settings.purpose:
-        agent += f", crawling for {settings.purpose}"
-    if settings.purposes:
-        agent += f", {_count(len(settings.purposes), 'purpose mapping')} (robots_purposes)"
-    audit = "standard output" if settings.audit_log == "-" else \
-        os.path.abspath(settings.audit_log)
-    if chain:
-        audit += f" (chained as proxy {chain}" + \
-            (f", checkpoints signed by key {signer})" if signer else ", unsigned)")
-    store = f"Redis {redacted(settings.redis)} (fallback {settings.redis_fallback})" \
-        if settings.redis else "this process's memory"
-    served = f"http://{metrics.host}:{metrics.port}/metrics" if metrics else "off"
-    # Which addresses bots may reach, when it is not the default (this machine refused).
-    egress = ""
-    if settings.egress_allow:
-        egress += f"; bots may reach {', '.join(settings.egress_allow)}"
-    if settings.egress_deny:
-        egress += f"; bots may not reach {', '.join(settings.egress_deny)} either"
-    archive = f"; robots.txt files kept in {os.path.abspath(settings.archive_dir)}" \
-        if settings.archive_dir else ""
-    return (f"robotsgate: obeying robots.txt {agent}; mode {settings.mode}, semantics "
-            f"{settings.semantics}; audit log {audit}{archive}; state in {store}; metrics "
-            f"{served}{egress}")
 
 
 _closing: set["asyncio.Task[None]"] = set()

@@ -16,6 +16,7 @@ from mitmproxy.test import taddons, tflow
 from support.handshakes import handshakes_completed
 
 from robotsgate.mitm import compat
+from robotsgate.mitm import master as lean
 
 
 def sent(client: Http1Client, *events: object) -> bytes:
@@ -79,7 +80,7 @@ def test_an_open_connection_can_be_named_again():
 
 
 def chain(master: object) -> list[str]:
-    return [compat._name(addon) for addon in master.addons.chain]  # type: ignore[attr-defined]
+    return [lean._name(addon) for addon in master.addons.chain]  # type: ignore[attr-defined]
 
 
 async def test_the_lean_master_starts_as_mitmdumps_own() -> None:
@@ -87,24 +88,24 @@ async def test_the_lean_master_starts_as_mitmdumps_own() -> None:
     # upgrade that changes mitmdump's list fails here.
     from mitmproxy.tools.dump import DumpMaster
 
-    assert chain(compat.LeanDumpMaster(options.Options())) == \
+    assert chain(lean.LeanDumpMaster(options.Options())) == \
         chain(DumpMaster(options.Options()))
 
 
 async def test_the_lean_master_keeps_what_a_proxy_needs_and_what_was_asked_for() -> None:
     opts = options.Options()
-    master = compat.LeanDumpMaster(opts)
+    master = lean.LeanDumpMaster(opts)
     opts.update(modify_headers=["/~q/X-Test/1"], flow_detail=0)
     removed = master.leave_out()
     kept = chain(master)
-    assert set(kept) == compat.NEEDED | {"termlog", "modifyheaders", "robotsgate-left-out"}
+    assert set(kept) == lean.NEEDED | {"termlog", "modifyheaders", "robotsgate-left-out"}
     assert "onboarding" in removed and "dumper" in removed and "anticache" in removed
     assert len(kept) < len(removed)
 
 
 async def test_an_option_of_an_addon_left_out_is_refused_later() -> None:
     opts = options.Options()
-    master = compat.LeanDumpMaster(opts)
+    master = lean.LeanDumpMaster(opts)
     master.leave_out()
     with pytest.raises(exceptions.OptionsError, match="anticache needs mitmproxy's anticache "
                                                       "addon, which robotsgate serve leaves out"):
@@ -115,7 +116,7 @@ async def test_an_option_of_an_addon_left_out_is_refused_later() -> None:
 
 async def test_printing_flows_keeps_the_dumper() -> None:
     opts = options.Options()
-    master = compat.LeanDumpMaster(opts)
+    master = lean.LeanDumpMaster(opts)
     opts.update(flow_detail=1)
     master.leave_out()
     assert "dumper" in chain(master)
@@ -146,20 +147,20 @@ class _Parent:
         self.addons: list[object] = []
 
 
-async def _request(master: compat.LeanDumpMaster) -> None:
+async def _request(master: lean.LeanDumpMaster) -> None:
     await master.addons.trigger_event(HttpRequestHook(tflow.tflow()))
 
 
 async def test_the_lean_addon_manager_triggers_in_order_only_those_with_the_hook() -> None:
     opts = options.Options()
-    master = compat.LeanDumpMaster(opts)
+    master = lean.LeanDumpMaster(opts)
     seen: list[str] = []
     master.addons.add(_Seen("one", seen), _Seen("two", seen, fail=True), _Seen("three", seen))
     await _request(master)
     # A failing addon is logged and the event goes on, as AddonManager does it.
     assert seen == ["one", "two", "three"]
     having = master.addons._having["request"]  # type: ignore[attr-defined]
-    assert [compat._name(a) for a in having][-3:] == ["one", "two", "three"]
+    assert [lean._name(a) for a in having][-3:] == ["one", "two", "three"]
     assert len(having) < len(master.addons.chain)  # most of mitmdump's addons have no request
     master.addons.add(_Seen("halting", seen, halt=True), _Seen("after", seen))
     seen.clear()
@@ -168,7 +169,7 @@ async def test_the_lean_addon_manager_triggers_in_order_only_those_with_the_hook
 
 
 async def test_the_lean_addon_manager_sees_addons_registered_and_removed_later() -> None:
-    master = compat.LeanDumpMaster(options.Options())
+    master = lean.LeanDumpMaster(options.Options())
     parent = _Parent()
     master.addons.add(parent)
     seen: list[str] = []
@@ -194,7 +195,7 @@ async def test_the_lean_master_configures_each_addon_once_per_change() -> None:
     # Master's own addon manager no longer listens to the options: it would configure its
     # chain (termlog) a second time.
     opts = options.Options()
-    master = compat.LeanDumpMaster(opts)
+    master = lean.LeanDumpMaster(opts)
     counted: list[set[str]] = []
 
     class Counting:
@@ -205,7 +206,7 @@ async def test_the_lean_master_configures_each_addon_once_per_change() -> None:
     counted.clear()
     opts.update(listen_port=8089)
     assert counted == [{"listen_port"}]
-    assert [compat._name(a) for a in master.addons.chain].count("termlog") == 1
+    assert [lean._name(a) for a in master.addons.chain].count("termlog") == 1
 
 
 def _master(kind: str) -> master.Master:
@@ -214,7 +215,7 @@ def _master(kind: str) -> master.Master:
     made = master.Master(options.Options())
     if kind == "lean":
         made.options.changed.disconnect(made.addons._configure_all)
-        made.addons = compat.LeanAddons(made)
+        made.addons = lean.LeanAddons(made)
     return made
 
 
@@ -383,7 +384,7 @@ async def test_the_proxys_listening_sockets_queue_a_burst_of_new_connections() -
         assert await server.setup_servers()
         try:
             [(_, port)] = [address[:2] for address in server.listen_addrs()]
-            assert compat.deepen_backlogs() == 1
+            assert lean.deepen_backlogs() == 1
             assert handshakes_completed(port, burst) == burst
         finally:
             await server.servers.update([])
