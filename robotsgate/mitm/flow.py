@@ -32,11 +32,11 @@ Invariants:
    decided again (it has no state of this process's, or its `decided` names another).
 2. Nothing leaves undecided: a flow that reaches its request hook undecided is decided there.
 3. Once `answered`, no part forwards, paces, signs, pays for, judges or sends again the flow.
-4. `verdict` is set on every flow that leaves; parts working on responses read it and nothing
-   else of the decision.
+4. `verdict` is set on every flow that leaves: what the parts judging its answer know of the
+   decision (the robots.txt group, the agent, the licence presented) is read from it.
 5. The state is shared by a flow's copies until the copy is decided again (mitmproxy copies a
    flow's metadata deeply; this object is not copied: it holds live services), and it is
-   never written with a flow but for its plain values (`saved`), which a flow read back keeps.
+   never written with a flow but for its plain values (`SAVED`), which a flow read back keeps.
 """
 
 from __future__ import annotations
