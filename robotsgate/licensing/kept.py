@@ -30,7 +30,9 @@ class LicenseFetcher(Protocol):
                         user_agent: str, limit: int = ...) -> FetchResult: ...
 
 
-class Held(Protocol):
+class Expiring(Protocol):
+    """A kept answer: until when it holds."""
+
     @property
     def expires_at(self) -> float: ...
 
@@ -57,7 +59,7 @@ def sent_as(result: FetchResult, media: str, starts: tuple[bytes, ...], head: in
     return media in kind.lower() or begins.startswith(starts)
 
 
-class Documents[P, T: Held]:
+class Documents[P, T: Expiring]:
     """Documents of one kind (P: what one holds once read, an RslDocument or a TdmRep; T: the
     record kept of one as last fetched), fetched under the proxy's own name and kept by key
     (`_kept`), each fetch shared by the requests that wait for it (`_inflight`). `record` makes
